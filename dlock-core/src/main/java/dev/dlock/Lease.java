@@ -1,0 +1,101 @@
+package dev.dlock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Proof that this process holds a lock, or one permit of a semaphore, until it is closed or lost.
+ *
+ * <p>A lease is not bound to a thread: any thread may use and close it, which suits async code and
+ * virtual threads. It is renewed in the background while held (unless renewal was switched off), and
+ * it is <em>lost</em> when the store no longer holds it for us: a renewal is refused, renewals fail
+ * until the local deadline passes, or the store's session ends. Losing is reported three ways:
+ * {@link #isValid()} turns false, {@link #checkValid()} throws, and {@link #whenLost()} completes.
+ *
+ * <p>Before writing to a shared resource, pass {@link #fencingToken()} along and let the resource
+ * reject tokens older than the newest it has seen; that is what makes a paused holder harmless.
+ *
+ * <pre>{@code
+ * try (Lease lease = client.lock("ledger:42").acquire(Duration.ofSeconds(5))) {
+ *     ledger.write(entry, lease.fencingToken());
+ * }
+ * }</pre>
+ */
+public interface Lease extends AutoCloseable {
+    /**
+     * The lock name, or for a multi-lock the sorted names joined with {@code ","}.
+     *
+     * @return the name
+     */
+    String name();
+
+    /**
+     * The fencing token of this grant: strictly greater than that of every earlier grant of the same
+     * lock, to any client.
+     *
+     * @return the token
+     * @throws IllegalStateException for a multi-lock lease, which has one token per name (see {@link
+     *     #parts()})
+     */
+    long fencingToken();
+
+    /**
+     * The single-name leases a multi-lock lease is made of, in name order; a list of just this lease
+     * otherwise.
+     *
+     * @return the parts
+     */
+    List<Lease> parts();
+
+    /**
+     * Whether the lease is still held: not closed, not lost, the local deadline not passed, and the
+     * store's session (where it has one) alive. Never blocks.
+     *
+     * @return true while held
+     */
+    boolean isValid();
+
+    /**
+     * Throws unless {@link #isValid()}.
+     *
+     * @throws LeaseLostException naming the lock and why it was lost
+     */
+    void checkValid();
+
+    /**
+     * Time left before the local deadline, which is computed conservatively from the time the last
+     * grant or renewal was sent, minus a drift margin.
+     *
+     * @return the time left, zero when lost or closed
+     */
+    Duration remaining();
+
+    /**
+     * Asks the store now to keep the lease for {@code leaseTime} from now; later automatic renewals use
+     * this time as well.
+     *
+     * @param leaseTime the new lease time, positive
+     * @throws LeaseLostException if the store no longer holds the lease
+     * @throws LockBackendException if the store did not answer in time
+     * @throws IllegalArgumentException if the time is null, zero or negative
+     */
+    void extend(Duration leaseTime);
+
+    /**
+     * Completes with the reason when the lease is lost. It is cancelled when the lease is closed
+     * normally, so dependent actions do not linger.
+     *
+     * @return a future that completes at most once
+     */
+    CompletableFuture<LeaseLostException> whenLost();
+
+    /**
+     * Releases the lease. Idempotent: closing a closed or lost lease does nothing.
+     *
+     * @throws LockBackendException if the store could not be told in time; the store then frees the
+     *     lock when the lease runs out
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,324 @@
+package dev.dlock;
+
+import dev.dlock.internal.Engine;
+import dev.dlock.internal.EngineOptions;
+import dev.dlock.spi.LockBackendFactory;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The entry point: one connection to a lock store, from which locks, read-write locks, semaphores and
+ * multi-locks are made.
+ *
+ * <h2>Connecting</h2>
+ *
+ * <p>{@link #connect(String)} picks the backend by URI scheme among those on the class path: {@code
+ * mem:} (in this jar, for tests and single-process apps), {@code redis://}, {@code zookeeper://}, {@code
+ * jdbc:postgresql://} and so on from the backend modules. {@link #builder(String)} sets options first;
+ * {@link #builder(LockBackendFactory)} reuses a client object the application already has.
+ *
+ * <pre>{@code
+ * try (LockClient client = LockClient.builder("redis://localhost:6379")
+ *         .leaseTime(Duration.ofSeconds(30))
+ *         .namespace("billing")
+ *         .build()) {
+ *     DistributedLock lock = client.lock("invoice:2026-11");
+ *     try (Lease lease = lock.acquire(Duration.ofSeconds(10))) {
+ *         issueInvoices(lease.fencingToken());
+ *     }
+ * }
+ * }</pre>
+ *
+ * <h2>Leases and renewal</h2>
+ *
+ * <p>Every grant is a lease with a lease time (default 30 seconds) kept by the store's clock. While held,
+ * one scheduler thread per client renews all of the client's leases together, about every third of the
+ * lease time, in one round trip per store node. If renewal fails until the lease's local deadline, the
+ * lease is lost and its holder told (see {@link Lease}). {@link Builder#renewal(boolean)} switches this
+ * off, so that leases simply run out.
+ *
+ * <h2>Waiting</h2>
+ *
+ * <p>Waiters are woken by the store when the lock is released, not by polling. Threads of one client
+ * that wait for the same name queue locally and only the first of them asks the store; {@link
+ * Builder#localQueueLimit(int)} caps that queue and turns further callers away with {@link
+ * LockRejectedException}.
+ *
+ * <h2>Failures</h2>
+ *
+ * <p>Every store operation has a timeout (default 5 seconds); a store that is down or slow makes calls
+ * fail with {@link LockBackendException} within it. Nothing is ever granted without the store's
+ * agreement.
+ *
+ * <h2>Closing</h2>
+ *
+ * <p>{@link #close()} releases every lease this client holds, fails its pending waits, stops its threads
+ * and closes its connections. A client is safe for use by many threads.
+ */
+public final class LockClient implements AutoCloseable {
+    private final Engine engine;
+
+    private LockClient(Engine engine) {
+        this.engine = engine;
+    }
+
+    /**
+     * Connects with default options.
+     *
+     * @param uri a backend URI, for example {@code mem:} or {@code redis://localhost:6379}
+     * @return a connected client
+     * @throws IllegalArgumentException if no backend on the class path accepts the URI
+     * @throws LockBackendException if the store cannot be reached
+     */
+    public static LockClient connect(String uri) {
+        return builder(uri).build();
+    }
+
+    /**
+     * Starts a builder for a backend chosen by URI.
+     *
+     * @param uri a backend URI
+     * @return a builder
+     */
+    public static Builder builder(String uri) {
+        Objects.requireNonNull(uri, "uri must not be null");
+        return new Builder(uri, null);
+    }
+
+    /**
+     * Starts a builder for a backend opened by a factory, such as one wrapping an existing Lettuce client
+     * or {@code DataSource}.
+     *
+     * @param backend the factory
+     * @return a builder
+     */
+    public static Builder builder(LockBackendFactory backend) {
+        Objects.requireNonNull(backend, "backend must not be null");
+        return new Builder(null, backend);
+    }
+
+    /**
+     * A reentrant, non-fair exclusive lock.
+     *
+     * @param name any non-empty string of at most 1,024 UTF-8 bytes
+     * @return a view of the lock
+     * @throws IllegalArgumentException for a bad name
+     */
+    public DistributedLock lock(String name) {
+        return engine.lock(name);
+    }
+
+    /**
+     * A reentrant exclusive lock that serves waiters first come, first served across clients. A separate
+     * lock from {@link #lock(String)} of the same name.
+     *
+     * @param name the lock name
+     * @return a view of the lock
+     */
+    public DistributedLock fairLock(String name) {
+        return engine.fairLock(name);
+    }
+
+    /**
+     * A read-write lock.
+     *
+     * @param name the lock name
+     * @return the pair of views
+     */
+    public DistributedReadWriteLock readWriteLock(String name) {
+        return engine.readWriteLock(name);
+    }
+
+    /**
+     * A counting semaphore with per-permit leases.
+     *
+     * @param name the semaphore name
+     * @param permits how many holders it admits, at least 1
+     * @return a view of the semaphore
+     * @throws IllegalArgumentException for a bad name or fewer than one permit
+     */
+    public DistributedSemaphore semaphore(String name, int permits) {
+        return engine.semaphore(name, permits);
+    }
+
+    /**
+     * One lock over several names, taken all or nothing within one wait. Names are deduplicated and taken
+     * in sorted order, so two multi-locks over overlapping names cannot deadlock. The lease's {@link
+     * Lease#parts()} carry one fencing token per name.
+     *
+     * @param names one or more lock names
+     * @return a view of the multi-lock
+     */
+    public DistributedLock multiLock(String... names) {
+        Objects.requireNonNull(names, "names must not be null");
+        return engine.multiLock(List.of(names));
+    }
+
+    /**
+     * One lock over several names; see {@link #multiLock(String...)}.
+     *
+     * @param names one or more lock names
+     * @return a view of the multi-lock
+     */
+    public DistributedLock multiLock(Collection<String> names) {
+        Objects.requireNonNull(names, "names must not be null");
+        return engine.multiLock(List.copyOf(names));
+    }
+
+    /**
+     * The leases this client holds now, through either API.
+     *
+     * @return a snapshot
+     */
+    public List<Lease> heldLeases() {
+        return engine.heldLeases();
+    }
+
+    /**
+     * Asks the store who holds a name, in each kind of lock that has holders.
+     *
+     * @param name the lock name
+     * @return one entry per held kind, empty when nobody holds the name
+     * @throws LockBackendException if the store failed
+     */
+    public List<LockInfo> describe(String name) {
+        return engine.describe(name);
+    }
+
+    /**
+     * Lists held locks of this client's namespace whose names start with a prefix.
+     *
+     * @param prefix a name prefix, possibly empty
+     * @return held locks, sorted by name
+     * @throws LockBackendException if the store failed
+     */
+    public List<LockInfo> list(String prefix) {
+        return engine.list(prefix);
+    }
+
+    /**
+     * Administrative: removes every hold of a name in every kind, whoever holds it. The holders find out
+     * at their next renewal. Fencing tokens keep increasing.
+     *
+     * @param name the lock name
+     * @return true if anything was removed
+     */
+    public boolean forceRelease(String name) {
+        return engine.forceRelease(name);
+    }
+
+    /** Releases every lease of this client, fails its pending waits, stops its threads, disconnects. */
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    @Override
+    public String toString() {
+        return "LockClient[" + engine + "]";
+    }
+
+    /** Options for a {@link LockClient}. Every setter validates at once. */
+    public static final class Builder {
+        private final String uri;
+        private final LockBackendFactory factory;
+        private final EngineOptions.Builder options = EngineOptions.builder();
+
+        private Builder(String uri, LockBackendFactory factory) {
+            this.uri = uri;
+            this.factory = factory;
+        }
+
+        /**
+         * How long the store keeps a grant without renewal. Default 30 seconds.
+         *
+         * @param leaseTime positive, at least 10 ms
+         * @return this builder
+         */
+        public Builder leaseTime(Duration leaseTime) {
+            options.leaseTime(leaseTime);
+            return this;
+        }
+
+        /**
+         * Whether held leases are renewed in the background. Default true.
+         *
+         * @param renew false to let leases run out after their lease time
+         * @return this builder
+         */
+        public Builder renewal(boolean renew) {
+            options.renewal(renew);
+            return this;
+        }
+
+        /**
+         * The wait of {@link DistributedLock#acquire()}. Default 30 seconds.
+         *
+         * @param waitTime zero or positive
+         * @return this builder
+         */
+        public Builder waitTime(Duration waitTime) {
+            options.waitTime(waitTime);
+            return this;
+        }
+
+        /**
+         * How many callers of this client may wait for one name at once; more are rejected with {@link
+         * LockRejectedException}. Default unlimited.
+         *
+         * @param limit at least 1
+         * @return this builder
+         */
+        public Builder localQueueLimit(int limit) {
+            options.localQueueLimit(limit);
+            return this;
+        }
+
+        /**
+         * Separates applications sharing one store. Default {@code dlock}.
+         *
+         * @param namespace 1 to 64 characters of letters, digits, {@code _}, {@code .} and {@code -}
+         * @return this builder
+         */
+        public Builder namespace(String namespace) {
+            options.namespace(namespace);
+            return this;
+        }
+
+        /**
+         * The longest one store operation may take before it fails with {@link LockBackendException}.
+         * Default 5 seconds.
+         *
+         * @param timeout positive
+         * @return this builder
+         */
+        public Builder operationTimeout(Duration timeout) {
+            options.operationTimeout(timeout);
+            return this;
+        }
+
+        /**
+         * Receives metrics events.
+         *
+         * @param listener the listener
+         * @return this builder
+         */
+        public Builder listener(LockListener listener) {
+            options.listener(listener);
+            return this;
+        }
+
+        /**
+         * Connects.
+         *
+         * @return a connected client
+         * @throws IllegalArgumentException if no backend accepts the URI
+         * @throws LockBackendException if the store cannot be reached
+         */
+        public LockClient build() {
+            return new LockClient(Engine.open(uri, factory, options.build()));
+        }
+    }
+}

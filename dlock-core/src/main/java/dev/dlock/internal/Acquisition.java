@@ -1,0 +1,326 @@
+package dev.dlock.internal;
+
+import dev.dlock.LockException;
+import dev.dlock.LockTimeoutException;
+import dev.dlock.spi.AcquireRequest;
+import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One caller's wait for one resource: a small state machine driven by store answers, wake-ups and
+ * timers.
+ *
+ * <p>States: {@code QUEUED} (behind another local caller, only its deadline timer runs), {@code
+ * IN_FLIGHT} (one attempt is at the store), {@code PAUSED} (head, busy answer received, waiting for a
+ * wake-up or a retry timer), {@code DONE}. A wake-up during an attempt is remembered and causes an
+ * immediate retry when the busy answer arrives, so no release is missed.
+ *
+ * <p>Waiting without polling: after the first busy answer the head subscribes to wake-ups and tries again
+ * once the subscription is live. Later tries happen on a wake-up, or at the latest when the holder's
+ * lease would run out (the store's hint), or, when the caller holds a queue entry in the store (fair lock,
+ * queued writer), at a third of that entry's life to refresh it.
+ *
+ * <p>Failure modes: a grant that arrives after the caller gave up (timeout, cancel, close) is released
+ * at once, so nothing is left held; a waiting caller that gives up removes its store queue entry.
+ */
+final class Acquisition {
+    private enum State {
+        QUEUED,
+        IN_FLIGHT,
+        PAUSED,
+        DONE
+    }
+
+    final Engine engine;
+    final LockKey key;
+    final String owner;
+    final CompletableFuture<LeaseImpl> result = new CompletableFuture<>();
+    private final long startNanos;
+    private final long deadlineNanos;
+    private final long waitNanos;
+    private final long leaseMillis;
+    private final boolean renew;
+    private final int permits;
+    private final String downgradeFrom;
+    private final ReentrantLock lock = new ReentrantLock();
+    private State state = State.QUEUED;
+    private boolean wakePending;
+    private boolean subscribed;
+    private boolean queuedInStore;
+    private ScheduledFuture<?> timer;
+
+    Acquisition(
+            Engine engine,
+            LockKey key,
+            String owner,
+            long waitNanos,
+            long leaseMillis,
+            boolean renew,
+            int permits,
+            String downgradeFrom) {
+        this.engine = engine;
+        this.key = key;
+        this.owner = owner;
+        this.waitNanos = waitNanos;
+        this.leaseMillis = leaseMillis;
+        this.renew = renew;
+        this.permits = permits;
+        this.downgradeFrom = downgradeFrom;
+        this.startNanos = System.nanoTime();
+        this.deadlineNanos = Checks.deadline(startNanos, waitNanos);
+        result.whenComplete((lease, error) -> {
+            if (result.isCancelled()) {
+                abandon(null);
+            }
+        });
+    }
+
+    /** Cancels the wait; a lease granted meanwhile is released. */
+    void cancel() {
+        result.cancel(false);
+    }
+
+    /** A caller behind the head: only its deadline matters until it becomes head. */
+    void waitBehind() {
+        if (deadlineNanos == Long.MAX_VALUE) {
+            return;
+        }
+        lock.lock();
+        try {
+            if (state == State.QUEUED) {
+                timer = engine.schedule(this::timeOutBehind, deadlineNanos - System.nanoTime());
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void timeOutBehind() {
+        lock.lock();
+        try {
+            if (state != State.QUEUED) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        fail(timeout());
+    }
+
+    /** Now first among local callers: start asking the store. */
+    void becomeHead() {
+        lock.lock();
+        try {
+            if (state != State.QUEUED) {
+                return;
+            }
+            cancelTimer();
+            state = State.IN_FLIGHT;
+        } finally {
+            lock.unlock();
+        }
+        attempt();
+    }
+
+    /** The resource may be free: retry now, or right after the attempt in flight. */
+    void wake() {
+        lock.lock();
+        try {
+            if (state == State.IN_FLIGHT) {
+                wakePending = true;
+                return;
+            }
+            if (state != State.PAUSED) {
+                return;
+            }
+            cancelTimer();
+            state = State.IN_FLIGHT;
+        } finally {
+            lock.unlock();
+        }
+        attempt();
+    }
+
+    private void attempt() {
+        long queueMillis = waitNanos == 0 ? 0 : Math.max(1, leaseMillis);
+        AcquireRequest request = new AcquireRequest(key, owner, leaseMillis, permits, queueMillis, downgradeFrom);
+        if (queueMillis > 0 && (key.mode() == Mode.FAIR || key.mode() == Mode.WRITE)) {
+            queuedInStore = true;
+        }
+        long sentNanos = System.nanoTime();
+        engine.call("acquire '" + key.name() + "'", () -> engine.backend.acquire(request))
+                .whenComplete((answer, error) -> onAnswer(answer, error, sentNanos));
+    }
+
+    private void onAnswer(AcquireResult answer, Throwable error, long sentNanos) {
+        if (error != null) {
+            if (!isDone()) {
+                // The store may have granted after we stopped listening: make sure nothing stays held.
+                engine.call(
+                        "release '" + key.name() + "' after a failed acquire",
+                        () -> engine.backend.release(key, owner));
+                fail(Engine.storeFailure("acquire '" + key.name() + "'", error));
+            }
+            return;
+        }
+        if (answer.isGranted()) {
+            granted(answer.token(), sentNanos);
+            return;
+        }
+        long now = System.nanoTime();
+        Step next;
+        lock.lock();
+        try {
+            if (state != State.IN_FLIGHT) {
+                return; // gave up meanwhile; abandon() cleaned up
+            }
+            if (now - deadlineNanos >= 0) {
+                next = Step.TIME_OUT;
+            } else if (!subscribed) {
+                subscribed = true;
+                wakePending = false;
+                next = Step.SUBSCRIBE;
+            } else if (wakePending) {
+                wakePending = false;
+                next = Step.RETRY;
+            } else {
+                state = State.PAUSED;
+                timer = engine.schedule(this::wake, retryDelay(answer, now));
+                next = Step.WAIT;
+            }
+        } finally {
+            lock.unlock();
+        }
+        switch (next) {
+            case TIME_OUT -> fail(timeout());
+            case SUBSCRIBE -> subscribeThenRetry();
+            case RETRY -> attempt();
+            case WAIT -> {}
+        }
+    }
+
+    private enum Step {
+        TIME_OUT,
+        SUBSCRIBE,
+        RETRY,
+        WAIT
+    }
+
+    private long retryDelay(AcquireResult answer, long now) {
+        long delay = deadlineNanos - now;
+        if (answer.retryAfterMillis() >= 0) {
+            delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(answer.retryAfterMillis() + 1));
+        }
+        if (queuedInStore) {
+            delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3);
+        }
+        return Math.max(delay, 0);
+    }
+
+    private void subscribeThenRetry() {
+        if (!LocalQueue.markSubscribed(engine, key)) {
+            attempt(); // another caller of this queue already holds the subscription
+            return;
+        }
+        engine.subscriptions.acquire(key).whenComplete((ok, error) -> {
+            if (error != null) {
+                fail(Engine.storeFailure("subscribe to '" + key.name() + "'", error));
+            } else {
+                attempt();
+            }
+        });
+    }
+
+    private void granted(long token, long sentNanos) {
+        LeaseImpl lease = new LeaseImpl(engine, key, owner, token, leaseMillis, renew, sentNanos);
+        boolean mine;
+        lock.lock();
+        try {
+            mine = state == State.IN_FLIGHT;
+            if (mine) {
+                state = State.DONE;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (!mine || engine.isClosed()) {
+            lease.releaseAsync();
+            return;
+        }
+        engine.watchdog.add(lease);
+        long waited = System.nanoTime() - startNanos;
+        engine.safely(() -> engine.listener().acquired(key.name(), Duration.ofNanos(waited)));
+        LocalQueue.leave(engine, this);
+        if (!result.complete(lease)) {
+            lease.releaseAsync();
+        }
+    }
+
+    /** Rejected by the local queue before it ever entered it. */
+    void reject(LockException cause) {
+        lock.lock();
+        try {
+            state = State.DONE;
+        } finally {
+            lock.unlock();
+        }
+        result.completeExceptionally(cause);
+    }
+
+    /** Ends the wait with an error (timeout, store failure, client closed). */
+    void fail(LockException cause) {
+        if (abandon(cause)) {
+            long waited = System.nanoTime() - startNanos;
+            engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
+            result.completeExceptionally(cause);
+        }
+    }
+
+    /** Moves to DONE from any other state, leaves the local queue and the store queue. */
+    private boolean abandon(LockException cause) {
+        boolean removeStoreEntry;
+        lock.lock();
+        try {
+            if (state == State.DONE) {
+                return false;
+            }
+            state = State.DONE;
+            cancelTimer();
+            removeStoreEntry = queuedInStore;
+        } finally {
+            lock.unlock();
+        }
+        if (removeStoreEntry) {
+            engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
+        }
+        LocalQueue.leave(engine, this);
+        return true;
+    }
+
+    private boolean isDone() {
+        lock.lock();
+        try {
+            return state == State.DONE;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    private LockTimeoutException timeout() {
+        return new LockTimeoutException("could not acquire " + key.mode().name().toLowerCase() + " lock '" + key.name()
+                + "' within " + Duration.ofNanos(waitNanos));
+    }
+}

@@ -1,0 +1,527 @@
+package dev.dlock.internal;
+
+import dev.dlock.DistributedLock;
+import dev.dlock.DistributedReadWriteLock;
+import dev.dlock.DistributedSemaphore;
+import dev.dlock.Lease;
+import dev.dlock.LockBackendException;
+import dev.dlock.LockException;
+import dev.dlock.LockInfo;
+import dev.dlock.LockListener;
+import dev.dlock.spi.BackendContext;
+import dev.dlock.spi.LockBackend;
+import dev.dlock.spi.LockBackendFactory;
+import dev.dlock.spi.LockBackendProvider;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.ServiceLoader;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The engine behind one {@code LockClient}: everything that is not specific to a store.
+ *
+ * <p>Design: a backend only answers single non-blocking attempts ({@link LockBackend}). The engine turns
+ * them into waits ({@link Acquisition}), queues callers of one client locally so that only the first of
+ * them talks to the store ({@link LocalQueue}), shares one wake-up subscription per resource ({@link
+ * Subscriptions}), keeps thread-owned reentrant holds for the {@code Lock} view ({@link Holds}), and
+ * renews every lease from one scheduler thread in batches ({@link Watchdog}).
+ *
+ * <p>Concurrency: there is exactly one thread of our own per client, the scheduler; it runs timers and
+ * renewal ticks and never blocks. Store answers arrive on the backend's threads and are handled there
+ * without blocking. User-visible futures of the async API complete on the common pool so that user code
+ * never runs on a store or scheduler thread. No monitor is held across a blocking call.
+ *
+ * <p>Failure modes: every store call is bounded by the operation timeout ({@link #call}); a grant that
+ * arrives after its caller gave up is released at once; a lease whose renewals fail until its local
+ * deadline is declared lost even if the store is unreachable.
+ *
+ * <p>Not part of the public API.
+ */
+public final class Engine implements AutoCloseable {
+    private static final AtomicInteger CLIENTS = new AtomicInteger();
+
+    final EngineOptions options;
+    final LockBackend backend;
+    final ScheduledThreadPoolExecutor scheduler;
+    final Watchdog watchdog;
+    final Subscriptions subscriptions;
+    final Holds holds = new Holds();
+    final ConcurrentHashMap<LockKey, LocalQueue> queues = new ConcurrentHashMap<>();
+    private final String label;
+    private final long timeoutNanos;
+    private volatile boolean closed;
+
+    private Engine(EngineOptions options, LockBackendFactory factory, String uri) {
+        this.options = options;
+        this.timeoutNanos = options.operationTimeout().toNanos();
+        this.label = processLabel();
+        int id = CLIENTS.incrementAndGet();
+        this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "dlock-scheduler-" + id);
+            t.setDaemon(true);
+            return t;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
+        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.watchdog = new Watchdog(this);
+        this.subscriptions = new Subscriptions(this);
+        LockBackend opened;
+        try {
+            opened = factory.open(new BackendContext(uri, options.operationTimeout(), this::allLeasesLost));
+        } catch (RuntimeException e) {
+            scheduler.shutdownNow();
+            throw e instanceof LockException || e instanceof IllegalArgumentException
+                    ? e
+                    : new LockBackendException("could not open the store: " + e, e);
+        }
+        this.backend = opened;
+    }
+
+    /**
+     * Opens a client engine.
+     *
+     * @param uri a backend URI, or null when {@code factory} is given
+     * @param factory a backend factory, or null when {@code uri} is given
+     * @param options validated options
+     * @return a running engine
+     */
+    public static Engine open(String uri, LockBackendFactory factory, EngineOptions options) {
+        return new Engine(options, factory != null ? factory : providerFor(uri), uri);
+    }
+
+    private static LockBackendFactory providerFor(String uri) {
+        List<String> seen = new ArrayList<>();
+        for (ClassLoader loader :
+                new ClassLoader[] {Thread.currentThread().getContextClassLoader(), Engine.class.getClassLoader()}) {
+            if (loader == null) {
+                continue;
+            }
+            for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class, loader)) {
+                if (provider.accepts(uri)) {
+                    return provider.factory(uri);
+                }
+                seen.add(provider.getClass().getSimpleName());
+            }
+        }
+        throw new IllegalArgumentException("no dlock backend on the class path accepts the URI '" + uri
+                + "' (backends found: " + seen + "); add the module for its scheme, e.g. dlock-redis for redis://");
+    }
+
+    private static String processLabel() {
+        String host = System.getenv("HOSTNAME");
+        if (host == null || host.isBlank()) {
+            try {
+                host = java.net.InetAddress.getLocalHost().getHostName();
+            } catch (java.io.IOException e) {
+                host = "localhost";
+            }
+        }
+        String label = ProcessHandle.current().pid() + "@" + host.replaceAll("[^A-Za-z0-9._-]", "_");
+        return label.length() > 60 ? label.substring(0, 60) : label;
+    }
+
+    /** A new owner id: {@code pid@host#<128 random bits>}. */
+    String newOwner() {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        return label + "#" + Long.toHexString(r.nextLong() | Long.MIN_VALUE)
+                + Long.toHexString(r.nextLong() | Long.MIN_VALUE);
+    }
+
+    LockKey key(String name, Mode mode) {
+        return new LockKey(options.namespace(), Checks.name(name), mode);
+    }
+
+    // ---- the handles LockClient hands out
+
+    /**
+     * A non-fair exclusive lock.
+     *
+     * @param name validated here
+     * @return the lock view
+     */
+    public DistributedLock lock(String name) {
+        return new LockHandle(this, key(name, Mode.EXCLUSIVE), options.leaseTime(), options.renewal());
+    }
+
+    /**
+     * A fair exclusive lock.
+     *
+     * @param name validated here
+     * @return the lock view
+     */
+    public DistributedLock fairLock(String name) {
+        return new LockHandle(this, key(name, Mode.FAIR), options.leaseTime(), options.renewal());
+    }
+
+    /**
+     * A read-write lock.
+     *
+     * @param name validated here
+     * @return the pair
+     */
+    public DistributedReadWriteLock readWriteLock(String name) {
+        LockKey read = key(name, Mode.READ);
+        return new ReadWriteHandle(
+                new LockHandle(this, read, options.leaseTime(), options.renewal()),
+                new LockHandle(this, read.withMode(Mode.WRITE), options.leaseTime(), options.renewal()));
+    }
+
+    /**
+     * A semaphore.
+     *
+     * @param name validated here
+     * @param permits at least 1
+     * @return the semaphore view
+     */
+    public DistributedSemaphore semaphore(String name, int permits) {
+        return new SemaphoreHandle(this, key(name, Mode.PERMIT), Checks.permits(permits));
+    }
+
+    /**
+     * A multi-lock.
+     *
+     * @param names at least one name
+     * @return the lock view
+     */
+    public DistributedLock multiLock(List<String> names) {
+        if (names.isEmpty()) {
+            throw new IllegalArgumentException("a multi-lock needs at least one name");
+        }
+        List<LockKey> keys = names.stream()
+                .map(n -> key(n, Mode.EXCLUSIVE))
+                .distinct()
+                .sorted(Comparator.comparing(LockKey::name))
+                .toList();
+        return new MultiLockHandle(this, keys, options.leaseTime(), options.renewal());
+    }
+
+    /**
+     * The leases held now.
+     *
+     * @return a snapshot
+     */
+    public List<Lease> heldLeases() {
+        return watchdog.held();
+    }
+
+    /**
+     * Describes a name in every kind.
+     *
+     * @param name validated here
+     * @return held kinds
+     */
+    public List<LockInfo> describe(String name) {
+        List<LockInfo> result = new ArrayList<>();
+        for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
+            LockInfo info = join(call("describe '" + name + "'", () -> backend.describe(key(name, mode))));
+            if (!info.holders().isEmpty() || info.waiters() > 0) {
+                result.add(info);
+            }
+        }
+        return result;
+    }
+
+    /**
+     * Lists held names.
+     *
+     * @param prefix a name prefix
+     * @return held resources sorted by name
+     */
+    public List<LockInfo> list(String prefix) {
+        if (prefix == null) {
+            throw new IllegalArgumentException("prefix must not be null");
+        }
+        List<LockInfo> all = new ArrayList<>(join(call("list", () -> backend.list(options.namespace(), prefix))));
+        all.sort(Comparator.comparing(LockInfo::name).thenComparing(LockInfo::kind));
+        return all;
+    }
+
+    /**
+     * Removes every hold of a name.
+     *
+     * @param name validated here
+     * @return whether anything was removed
+     */
+    public boolean forceRelease(String name) {
+        boolean any = false;
+        for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
+            any |= join(call("force-release '" + name + "'", () -> backend.forceRelease(key(name, mode))));
+        }
+        return any;
+    }
+
+    // ---- acquisition
+
+    /**
+     * Starts an acquisition; the result completes with the lease or the failure.
+     */
+    Acquisition start(LockKey key, Duration wait, long leaseMillis, boolean renew, int permits, String downgradeFrom) {
+        Checks.nonNegative(wait, "wait");
+        if (closed) {
+            throw new LockException("the LockClient is closed");
+        }
+        Acquisition acquisition = new Acquisition(
+                this, key, newOwner(), Checks.saturatedNanos(wait), leaseMillis, renew, permits, downgradeFrom);
+        LocalQueue.enqueue(this, acquisition);
+        return acquisition;
+    }
+
+    /** Blocks for an acquisition, honouring interrupts: an interrupted caller leaves nothing held. */
+    static <T extends Lease> T await(CompletableFuture<T> result, Runnable cancel, boolean interruptible)
+            throws InterruptedException {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return result.get();
+                } catch (InterruptedException e) {
+                    if (interruptible) {
+                        cancel.run();
+                        if (result.isDone() && !result.isCompletedExceptionally() && !result.isCancelled()) {
+                            result.join().close();
+                        }
+                        throw e;
+                    }
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    throw rethrow(e.getCause());
+                } catch (CancellationException e) {
+                    throw new LockException("the acquisition was cancelled", e);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Blocks for an acquisition; an interrupt cancels it and becomes a {@link LockException}. */
+    static <T extends Lease> T awaitUninterruptibly(CompletableFuture<T> result, Runnable cancel) {
+        try {
+            return await(result, cancel, true);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockException("interrupted while waiting for the lock", e);
+        }
+    }
+
+    static RuntimeException rethrow(Throwable t) {
+        Throwable cause = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+        if (cause instanceof LockException e) {
+            // Re-create so that the stack trace shows the caller, keeping the original as the cause.
+            return copy(e);
+        }
+        if (cause instanceof RuntimeException e) {
+            return e;
+        }
+        if (cause instanceof Error e) {
+            throw e;
+        }
+        return new LockException(String.valueOf(cause.getMessage()), cause);
+    }
+
+    private static LockException copy(LockException e) {
+        LockException c;
+        if (e instanceof dev.dlock.LockTimeoutException) {
+            c = new dev.dlock.LockTimeoutException(e.getMessage());
+        } else if (e instanceof dev.dlock.LeaseLostException) {
+            c = new dev.dlock.LeaseLostException(e.getMessage());
+        } else if (e instanceof dev.dlock.LockRejectedException) {
+            c = new dev.dlock.LockRejectedException(e.getMessage());
+        } else if (e instanceof LockBackendException) {
+            return new LockBackendException(e.getMessage(), e.getCause() != null ? e.getCause() : e);
+        } else {
+            return new LockException(e.getMessage(), e.getCause() != null ? e.getCause() : e);
+        }
+        c.initCause(e);
+        return c;
+    }
+
+    /**
+     * A public future for an internal result: completes on the common pool; cancelling it cancels the
+     * acquisition; a lease that arrives after the public future was completed otherwise is released.
+     */
+    static CompletableFuture<Lease> publicFuture(CompletableFuture<? extends Lease> result, Runnable cancel) {
+        CompletableFuture<Lease> pub = new CompletableFuture<>();
+        pub.whenComplete((v, e) -> {
+            if (e != null) {
+                cancel.run();
+            }
+        });
+        result.whenComplete((lease, error) -> CompletableFuture.runAsync(() -> {
+            if (error != null) {
+                pub.completeExceptionally(
+                        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error);
+            } else if (!pub.complete(lease)) {
+                lease.close();
+            }
+        }));
+        return pub;
+    }
+
+    // ---- store calls
+
+    /**
+     * Runs one store operation bounded by the operation timeout. Failures become {@link
+     * LockBackendException}; a stage that completes late is ignored.
+     */
+    <T> CompletableFuture<T> call(String what, Supplier<? extends CompletionStage<T>> op) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        CompletableFuture<T> stage;
+        try {
+            stage = op.get().toCompletableFuture();
+        } catch (RuntimeException e) {
+            result.completeExceptionally(storeFailure(what, e));
+            return result;
+        }
+        if (stage.isDone()) {
+            stage.whenComplete((v, e) -> complete(result, what, v, e));
+            return result;
+        }
+        ScheduledFuture<?> timer;
+        try {
+            timer = scheduler.schedule(
+                    () -> result.completeExceptionally(new LockBackendException(
+                            what + ": the store did not answer within " + options.operationTimeout())),
+                    timeoutNanos,
+                    TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            result.completeExceptionally(new LockException(what + ": the LockClient is closed"));
+            return result;
+        }
+        stage.whenComplete((v, e) -> {
+            timer.cancel(false);
+            complete(result, what, v, e);
+        });
+        return result;
+    }
+
+    private static <T> void complete(CompletableFuture<T> result, String what, T value, Throwable error) {
+        if (error != null) {
+            result.completeExceptionally(storeFailure(what, error));
+        } else {
+            result.complete(value);
+        }
+    }
+
+    static LockException storeFailure(String what, Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof LockException e) {
+            return e;
+        }
+        if (cause instanceof TimeoutException) {
+            return new LockBackendException(what + ": the store timed out", cause);
+        }
+        return new LockBackendException(what + ": " + cause, cause);
+    }
+
+    <T> T join(CompletableFuture<T> f) {
+        try {
+            return f.join();
+        } catch (CompletionException | CancellationException e) {
+            throw rethrow(e);
+        }
+    }
+
+    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+        try {
+            return scheduler.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            return null; // closed: the task's owner is failed by close()
+        }
+    }
+
+    // ---- events
+
+    /** Called by the backend or by a local release: a resource may be free. */
+    void wake(LockKey anyModeKey, String nextOwner) {
+        for (Mode mode : Mode.values()) {
+            if (mode.kind().equals(anyModeKey.kind())) {
+                LocalQueue queue = queues.get(anyModeKey.withMode(mode));
+                if (queue != null) {
+                    queue.wakeHead(nextOwner);
+                }
+            }
+        }
+    }
+
+    private void allLeasesLost(String reason) {
+        for (Lease lease : watchdog.held()) {
+            ((LeaseImpl) lease).markLost(reason);
+        }
+    }
+
+    LockListener listener() {
+        return options.listener();
+    }
+
+    void safely(Runnable event) {
+        try {
+            event.run();
+        } catch (RuntimeException ignored) {
+            // A listener must not break locking.
+        }
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Releases every lease (bounded by the operation timeout), fails waits, stops the scheduler. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (LocalQueue queue : queues.values()) {
+            queue.failAll(new LockException("the LockClient was closed while waiting"));
+        }
+        List<CompletableFuture<?>> releases = new ArrayList<>();
+        for (Lease lease : watchdog.held()) {
+            releases.add(((LeaseImpl) lease).releaseAsync());
+        }
+        try {
+            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).get(timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // Best effort: what could not be released expires by its lease time.
+        }
+        subscriptions.closeAll();
+        scheduler.shutdownNow();
+        try {
+            backend.close();
+        } finally {
+            try {
+                scheduler.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "namespace=" + options.namespace() + ", backend="
+                + backend.getClass().getSimpleName() + (closed ? ", closed" : "");
+    }
+}

@@ -1,0 +1,160 @@
+package dev.dlock.internal;
+
+import dev.dlock.LockListener;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A client's validated options. Not part of the API: {@code LockClient.Builder} is the public face.
+ *
+ * @param leaseTime default lease time of grants
+ * @param renewal whether leases are renewed in the background by default
+ * @param waitTime the wait of {@code acquire()}
+ * @param localQueueLimit how many local callers may wait for one name
+ * @param namespace the namespace of every name
+ * @param operationTimeout the longest one store operation may take
+ * @param listener receives metrics events
+ */
+public record EngineOptions(
+        Duration leaseTime,
+        boolean renewal,
+        Duration waitTime,
+        int localQueueLimit,
+        String namespace,
+        Duration operationTimeout,
+        LockListener listener) {
+
+    /**
+     * A builder with the defaults.
+     *
+     * @return a builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Validating builder; each setter throws {@link IllegalArgumentException} for a bad value. */
+    public static final class Builder {
+        private Duration leaseTime = Duration.ofSeconds(30);
+        private boolean renewal = true;
+        private Duration waitTime = Duration.ofSeconds(30);
+        private int localQueueLimit = Integer.MAX_VALUE;
+        private String namespace = "dlock";
+        private Duration operationTimeout = Duration.ofSeconds(5);
+        private LockListener listener = new LockListener() {};
+
+        private Builder() {}
+
+        /**
+         * Sets the lease time.
+         *
+         * @param value at least 10 ms
+         * @return this builder
+         */
+        public Builder leaseTime(Duration value) {
+            leaseTime = Checks.leaseTime(value);
+            return this;
+        }
+
+        /**
+         * Sets renewal.
+         *
+         * @param value whether to renew
+         * @return this builder
+         */
+        public Builder renewal(boolean value) {
+            renewal = value;
+            return this;
+        }
+
+        /**
+         * Sets the default wait.
+         *
+         * @param value zero or positive
+         * @return this builder
+         */
+        public Builder waitTime(Duration value) {
+            waitTime = Checks.nonNegative(value, "waitTime");
+            return this;
+        }
+
+        /**
+         * Sets the local queue limit.
+         *
+         * @param value at least 1
+         * @return this builder
+         */
+        public Builder localQueueLimit(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("localQueueLimit must be at least 1, got " + value);
+            }
+            localQueueLimit = value;
+            return this;
+        }
+
+        /**
+         * Sets the namespace.
+         *
+         * @param value 1 to 64 characters of {@code [A-Za-z0-9_.-]}
+         * @return this builder
+         */
+        public Builder namespace(String value) {
+            namespace = Checks.namespace(value);
+            return this;
+        }
+
+        /**
+         * Sets the operation timeout.
+         *
+         * @param value positive
+         * @return this builder
+         */
+        public Builder operationTimeout(Duration value) {
+            operationTimeout = Checks.positive(value, "operationTimeout");
+            return this;
+        }
+
+        /**
+         * Sets the listener.
+         *
+         * @param value not null
+         * @return this builder
+         */
+        public Builder listener(LockListener value) {
+            if (value == null) {
+                throw new IllegalArgumentException("listener must not be null");
+            }
+            listener = value;
+            return this;
+        }
+
+        /**
+         * Builds the options.
+         *
+         * @return the options
+         */
+        public EngineOptions build() {
+            return new EngineOptions(
+                    leaseTime, renewal, waitTime, localQueueLimit, namespace, operationTimeout, listener);
+        }
+    }
+
+    /**
+     * Checks that nothing is null.
+     *
+     * @param leaseTime as described on the record
+     * @param renewal as described on the record
+     * @param waitTime as described on the record
+     * @param localQueueLimit as described on the record
+     * @param namespace as described on the record
+     * @param operationTimeout as described on the record
+     * @param listener as described on the record
+     */
+    public EngineOptions {
+        Objects.requireNonNull(leaseTime);
+        Objects.requireNonNull(waitTime);
+        Objects.requireNonNull(namespace);
+        Objects.requireNonNull(operationTimeout);
+        Objects.requireNonNull(listener);
+    }
+}

@@ -1,0 +1,14 @@
+package dev.dlock.internal;
+
+import dev.dlock.Lease;
+
+/** A lease as the engine sees it: it can tell at once, on the calling thread, whether it was lost. */
+interface HeldLease extends Lease {
+    /**
+     * Why the lease was lost, exact at once (unlike {@link #whenLost()}, which completes on another
+     * thread).
+     *
+     * @return the reason, or null when not lost (held or released normally)
+     */
+    String lostReason();
+}

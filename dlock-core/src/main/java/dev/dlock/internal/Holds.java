@@ -1,0 +1,37 @@
+package dev.dlock.internal;
+
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Thread-owned holds of the {@code Lock} view, with reentrancy counts.
+ *
+ * <p>Concurrency: an entry is only ever created, changed and removed by the thread it belongs to, so
+ * the count needs no synchronisation; the map is concurrent because many threads use it at once.
+ */
+final class Holds {
+    private final ConcurrentHashMap<Key, Hold> holds = new ConcurrentHashMap<>();
+
+    /** A thread's hold on a resource (a {@code LockKey}, or a list of them for a multi-lock). */
+    record Key(Thread thread, Object resource) {}
+
+    static final class Hold {
+        final HeldLease lease;
+        int count = 1;
+
+        Hold(HeldLease lease) {
+            this.lease = lease;
+        }
+    }
+
+    Hold current(Object resource) {
+        return holds.get(new Key(Thread.currentThread(), resource));
+    }
+
+    void put(Object resource, Hold hold) {
+        holds.put(new Key(Thread.currentThread(), resource), hold);
+    }
+
+    void remove(Object resource) {
+        holds.remove(new Key(Thread.currentThread(), resource));
+    }
+}

@@ -1,0 +1,111 @@
+package dev.dlock.internal;
+
+import dev.dlock.LockException;
+import dev.dlock.LockRejectedException;
+import dev.dlock.spi.LockKey;
+import java.util.concurrent.ConcurrentLinkedDeque;
+
+/**
+ * The callers of one client waiting for one resource in one mode (the local tier of the two-tier queue).
+ *
+ * <p>Concurrency: only the head talks to the store; the others wait in memory until they become head or
+ * their own deadline passes. All changes to a queue happen inside {@code ConcurrentHashMap.compute} on
+ * the engine's queue map, which serialises them per key; nothing blocking runs there. Readers outside
+ * it (wake-ups, close) only peek at the lock-free deque. A queue that
+ * empties is removed from the map in the same step, and its wake-up subscription reference is returned.
+ */
+final class LocalQueue {
+    private final LockKey key;
+    private final ConcurrentLinkedDeque<Acquisition> waiting = new ConcurrentLinkedDeque<>();
+    private int size; // changed and read only inside compute
+    private boolean subscribed;
+
+    private LocalQueue(LockKey key) {
+        this.key = key;
+    }
+
+    /** Adds an acquisition; starts it if it is the head; rejects it if the queue is full. */
+    static void enqueue(Engine engine, Acquisition acquisition) {
+        int limit = engine.options.localQueueLimit();
+        boolean[] outcome = new boolean[2]; // [0] rejected, [1] head
+        engine.queues.compute(acquisition.key, (k, queue) -> {
+            LocalQueue q = queue != null ? queue : new LocalQueue(k);
+            if (q.size >= limit) {
+                outcome[0] = true;
+            } else {
+                q.waiting.addLast(acquisition);
+                q.size++;
+                outcome[1] = q.size == 1;
+            }
+            return q.size == 0 ? null : q;
+        });
+        if (outcome[0]) {
+            engine.safely(() -> engine.listener().rejected(acquisition.key.name()));
+            acquisition.reject(new LockRejectedException("lock '" + acquisition.key.name() + "': " + limit
+                    + " callers of this client already wait for it (localQueueLimit)"));
+        } else if (outcome[1]) {
+            acquisition.becomeHead();
+        } else {
+            acquisition.waitBehind();
+        }
+    }
+
+    /** Removes a finished acquisition; starts the next head if the finished one was the head. */
+    static void leave(Engine engine, Acquisition acquisition) {
+        Acquisition[] next = new Acquisition[1];
+        boolean[] unsubscribe = new boolean[1];
+        engine.queues.computeIfPresent(acquisition.key, (k, q) -> {
+            boolean wasHead = q.waiting.peekFirst() == acquisition;
+            if (q.waiting.remove(acquisition)) {
+                q.size--;
+            }
+            if (q.size == 0) {
+                unsubscribe[0] = q.subscribed;
+                return null;
+            }
+            if (wasHead) {
+                next[0] = q.waiting.peekFirst();
+            }
+            return q;
+        });
+        if (unsubscribe[0]) {
+            engine.subscriptions.release(acquisition.key);
+        }
+        if (next[0] != null) {
+            next[0].becomeHead();
+        }
+    }
+
+    /**
+     * Marks the queue as holding a subscription reference.
+     *
+     * @return true if the caller must take the reference (the first time), false if already taken
+     */
+    static boolean markSubscribed(Engine engine, LockKey key) {
+        boolean[] first = new boolean[1];
+        engine.queues.computeIfPresent(key, (k, q) -> {
+            first[0] = !q.subscribed;
+            q.subscribed = true;
+            return q;
+        });
+        return first[0];
+    }
+
+    void wakeHead(String nextOwner) {
+        Acquisition head = waiting.peekFirst();
+        if (head != null && (nextOwner == null || nextOwner.equals(head.owner))) {
+            head.wake();
+        }
+    }
+
+    void failAll(LockException cause) {
+        for (Acquisition a : waiting) {
+            a.fail(cause);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LocalQueue[" + key.name() + "/" + key.mode() + "]";
+    }
+}

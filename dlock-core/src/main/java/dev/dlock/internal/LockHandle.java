@@ -1,0 +1,71 @@
+package dev.dlock.internal;
+
+import dev.dlock.DistributedLock;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import java.time.Duration;
+
+/**
+ * A view of an exclusive, fair, read or write lock. Stateless apart from its options: thread-owned holds
+ * live in the engine's {@link Holds}, so every view of one name shares them.
+ *
+ * <p>Read-write rules enforced here, where the thread is known: a thread holding the write lock may take
+ * the read lock (its write owner goes to the store as {@code downgradeFrom}); a thread holding only the
+ * read lock that asks for the write lock fails at once instead of deadlocking.
+ */
+final class LockHandle extends ThreadOwnedLock {
+    private final LockKey key;
+    private final Duration leaseTime;
+    private final boolean renew;
+
+    LockHandle(Engine engine, LockKey key, Duration leaseTime, boolean renew) {
+        super(engine);
+        this.key = key;
+        this.leaseTime = leaseTime;
+        this.renew = renew;
+    }
+
+    @Override
+    public String name() {
+        return key.name();
+    }
+
+    @Override
+    Pending begin(Duration wait, boolean lockView) {
+        String downgradeFrom = null;
+        if (lockView && key.mode() == Mode.WRITE && engine.holds.current(key.withMode(Mode.READ)) != null) {
+            throw new IllegalMonitorStateException("lock '" + key.name()
+                    + "': this thread holds the read lock; upgrading to the write lock is not supported"
+                    + " (two upgrading readers would deadlock). Release the read lock first.");
+        }
+        if (lockView && key.mode() == Mode.READ) {
+            Holds.Hold write = engine.holds.current(key.withMode(Mode.WRITE));
+            if (write != null) {
+                downgradeFrom = ((LeaseImpl) write.lease).owner;
+            }
+        }
+        Acquisition a = engine.start(key, wait, leaseTime.toMillis(), renew, 1, downgradeFrom);
+        return new Pending(a.result, a::cancel);
+    }
+
+    @Override
+    Object holdResource() {
+        return key;
+    }
+
+    @Override
+    String describe() {
+        return (key.mode() == Mode.EXCLUSIVE ? "lock" : key.mode().name().toLowerCase() + " lock") + " '" + key.name()
+                + "'";
+    }
+
+    @Override
+    public DistributedLock withLeaseTime(Duration leaseTime) {
+        return new LockHandle(engine, key, Checks.leaseTime(leaseTime), renew);
+    }
+
+    @Override
+    public DistributedLock withRenewal(boolean renew) {
+        return new LockHandle(engine, key, leaseTime, renew);
+    }
+}

@@ -1,0 +1,106 @@
+package dev.dlock.internal;
+
+import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.LockException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The lease of a multi-lock: valid while every part is; lost as soon as one part is lost; closing
+ * releases every part (all are attempted even if one fails).
+ */
+final class MultiLease implements HeldLease {
+    private final List<LeaseImpl> parts;
+    private final String name;
+    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+
+    MultiLease(List<LeaseImpl> parts) {
+        this.parts = List.copyOf(parts);
+        this.name = String.join(",", parts.stream().map(Lease::name).toList());
+        for (LeaseImpl part : parts) {
+            part.whenLost().whenComplete((signal, error) -> {
+                if (signal != null) {
+                    lost.complete(signal);
+                }
+            });
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public long fencingToken() {
+        throw new IllegalStateException("the multi-lock on [" + name + "] has one fencing token per name; use parts()");
+    }
+
+    @Override
+    public List<Lease> parts() {
+        return List.copyOf(parts);
+    }
+
+    @Override
+    public boolean isValid() {
+        return parts.stream().allMatch(Lease::isValid);
+    }
+
+    @Override
+    public void checkValid() {
+        parts.forEach(Lease::checkValid);
+    }
+
+    @Override
+    public Duration remaining() {
+        return parts.stream().map(Lease::remaining).min(Duration::compareTo).orElse(Duration.ZERO);
+    }
+
+    @Override
+    public void extend(Duration leaseTime) {
+        parts.forEach(p -> p.extend(leaseTime));
+    }
+
+    @Override
+    public CompletableFuture<LeaseLostException> whenLost() {
+        return lost;
+    }
+
+    @Override
+    public String lostReason() {
+        for (LeaseImpl part : parts) {
+            String reason = part.lostReason();
+            if (reason != null) {
+                return "'" + part.name() + "': " + reason;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void close() {
+        LockException first = null;
+        for (LeaseImpl part : parts) {
+            try {
+                part.close();
+            } catch (LockException e) {
+                if (first == null) {
+                    first = e;
+                }
+            }
+        }
+        if (!lost.isDone()) {
+            lost.cancel(false);
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MultiLease[" + parts + "]";
+    }
+}

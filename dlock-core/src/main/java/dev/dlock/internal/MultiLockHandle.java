@@ -1,0 +1,123 @@
+package dev.dlock.internal;
+
+import dev.dlock.DistributedLock;
+import dev.dlock.spi.LockKey;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A lock over several exclusive locks, taken in name order within one deadline, all or nothing.
+ *
+ * <p>Sorting makes two multi-locks over overlapping names take their common names in the same order,
+ * so they cannot deadlock. If any part cannot be had before the deadline, the parts already taken are
+ * released before the failure is reported. Cancelling cancels the part being waited for and releases the
+ * rest.
+ */
+final class MultiLockHandle extends ThreadOwnedLock {
+    private final List<LockKey> keys;
+    private final Duration leaseTime;
+    private final boolean renew;
+    private final String name;
+
+    MultiLockHandle(Engine engine, List<LockKey> keys, Duration leaseTime, boolean renew) {
+        super(engine);
+        this.keys = List.copyOf(keys);
+        this.leaseTime = leaseTime;
+        this.renew = renew;
+        this.name = String.join(",", keys.stream().map(LockKey::name).toList());
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** One multi-acquisition: the parts taken so far and the part in flight. */
+    private final class Run {
+        final CompletableFuture<MultiLease> result = new CompletableFuture<>();
+        final List<LeaseImpl> taken = new ArrayList<>();
+        final long deadlineNanos;
+        volatile Acquisition current;
+
+        Run(Duration wait) {
+            deadlineNanos = Checks.deadline(System.nanoTime(), Checks.saturatedNanos(Checks.nonNegative(wait, "wait")));
+            result.whenComplete((lease, error) -> {
+                if (result.isCancelled()) {
+                    Acquisition a = current;
+                    if (a != null) {
+                        a.cancel();
+                    }
+                }
+            });
+        }
+
+        void next() {
+            if (result.isDone()) {
+                releaseTaken();
+                return;
+            }
+            if (taken.size() == keys.size()) {
+                MultiLease lease = new MultiLease(taken);
+                if (!result.complete(lease)) {
+                    releaseTaken();
+                }
+                return;
+            }
+            long left =
+                    deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
+            Acquisition a;
+            try {
+                a = engine.start(keys.get(taken.size()), Duration.ofNanos(left), leaseTime.toMillis(), renew, 1, null);
+            } catch (RuntimeException e) {
+                releaseTaken();
+                result.completeExceptionally(e);
+                return;
+            }
+            current = a;
+            a.result.whenComplete((part, error) -> {
+                if (error != null) {
+                    releaseTaken();
+                    result.completeExceptionally(error);
+                } else {
+                    taken.add(part);
+                    next();
+                }
+            });
+        }
+
+        void releaseTaken() {
+            for (LeaseImpl part : taken) {
+                part.releaseAsync();
+            }
+        }
+    }
+
+    @Override
+    Pending begin(Duration wait, boolean lockView) {
+        Run run = new Run(wait);
+        run.next();
+        return new Pending(run.result, () -> run.result.cancel(false));
+    }
+
+    @Override
+    Object holdResource() {
+        return keys;
+    }
+
+    @Override
+    String describe() {
+        return "multi-lock [" + name + "]";
+    }
+
+    @Override
+    public DistributedLock withLeaseTime(Duration leaseTime) {
+        return new MultiLockHandle(engine, keys, Checks.leaseTime(leaseTime), renew);
+    }
+
+    @Override
+    public DistributedLock withRenewal(boolean renew) {
+        return new MultiLockHandle(engine, keys, leaseTime, renew);
+    }
+}

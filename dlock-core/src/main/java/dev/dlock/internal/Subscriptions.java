@@ -1,0 +1,124 @@
+package dev.dlock.internal;
+
+import dev.dlock.spi.LockBackend.Subscription;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * At most one store wake-up subscription per client and resource, shared by every local queue of that
+ * resource (for a read-write lock: the read and the write queue).
+ *
+ * <p>Concurrency: reference counts change under one lock that is never held across a store call. A
+ * subscription whose last user leaves lingers for a second before it is cancelled, so a lock that is
+ * taken again and again under contention does not pay a subscribe round trip every time.
+ */
+final class Subscriptions {
+    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final Engine engine;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<LockKey, Entry> entries = new HashMap<>();
+
+    Subscriptions(Engine engine) {
+        this.engine = engine;
+    }
+
+    private static final class Entry {
+        final CompletableFuture<Subscription> live;
+        int users;
+        ScheduledFuture<?> closing;
+
+        Entry(CompletableFuture<Subscription> live) {
+            this.live = live;
+        }
+    }
+
+    private static LockKey resource(LockKey key) {
+        return key.mode() == Mode.WRITE ? key.withMode(Mode.READ) : key;
+    }
+
+    /** Takes a reference; completes when wake-ups for the resource will be delivered. */
+    CompletableFuture<Subscription> acquire(LockKey key) {
+        LockKey resource = resource(key);
+        CompletableFuture<Subscription> started = null;
+        Entry entry;
+        lock.lock();
+        try {
+            entry = entries.get(resource);
+            if (entry == null || entry.live.isCompletedExceptionally()) {
+                started = new CompletableFuture<>();
+                entry = new Entry(started);
+                entries.put(resource, entry);
+            }
+            entry.users++;
+            if (entry.closing != null) {
+                entry.closing.cancel(false);
+                entry.closing = null;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (started != null) {
+            CompletableFuture<Subscription> target = started;
+            engine.call(
+                            "subscribe to '" + key.name() + "'",
+                            () -> engine.backend.subscribe(resource, next -> engine.wake(resource, next)))
+                    .whenComplete((sub, error) -> {
+                        if (error != null) {
+                            target.completeExceptionally(error);
+                        } else {
+                            target.complete(sub);
+                        }
+                    });
+        }
+        return entry.live;
+    }
+
+    /** Drops a reference; the subscription is cancelled after a short linger if nobody takes it again. */
+    void release(LockKey key) {
+        LockKey resource = resource(key);
+        lock.lock();
+        try {
+            Entry entry = entries.get(resource);
+            if (entry == null || --entry.users > 0) {
+                return;
+            }
+            entry.closing = engine.schedule(() -> closeIfUnused(resource, entry), LINGER_NANOS);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void closeIfUnused(LockKey resource, Entry entry) {
+        lock.lock();
+        try {
+            if (entry.users > 0 || entries.get(resource) != entry) {
+                return;
+            }
+            entries.remove(resource);
+        } finally {
+            lock.unlock();
+        }
+        entry.live.thenAccept(Subscription::cancel);
+    }
+
+    void closeAll() {
+        Map<LockKey, Entry> all;
+        lock.lock();
+        try {
+            all = new HashMap<>(entries);
+            entries.clear();
+        } finally {
+            lock.unlock();
+        }
+        for (Entry entry : all.values()) {
+            entry.live.thenAccept(Subscription::cancel);
+        }
+    }
+}

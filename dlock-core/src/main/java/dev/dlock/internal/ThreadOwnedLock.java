@@ -1,0 +1,172 @@
+package dev.dlock.internal;
+
+import dev.dlock.DistributedLock;
+import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.LockTimeoutException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+
+/**
+ * What every lock view shares: the lease API on top of {@link #begin}, and the thread-owned, reentrant
+ * {@code Lock} view on top of the engine's {@link Holds}.
+ *
+ * <p>Concurrency: a hold is touched only by its own thread. A reentrant {@code lock()} costs a map lookup
+ * and no store call; only the outermost {@code unlock()} talks to the store.
+ */
+abstract class ThreadOwnedLock implements DistributedLock {
+    private static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
+
+    final Engine engine;
+
+    ThreadOwnedLock(Engine engine) {
+        this.engine = engine;
+    }
+
+    /** An acquisition in progress: its result and how to cancel it. */
+    record Pending(CompletableFuture<? extends HeldLease> result, Runnable cancel) {}
+
+    /**
+     * Starts acquiring.
+     *
+     * @param wait the longest wait
+     * @param lockView true when called for the thread-owned view (read-write rules apply)
+     */
+    abstract Pending begin(Duration wait, boolean lockView);
+
+    /** The key of this lock in {@link Holds}. */
+    abstract Object holdResource();
+
+    /** Describes the lock in messages, e.g. {@code lock 'a'}. */
+    abstract String describe();
+
+    // ---- lease API
+
+    @Override
+    public Lease acquire(Duration wait) {
+        Pending p = begin(wait, false);
+        return Engine.awaitUninterruptibly(p.result(), p.cancel());
+    }
+
+    @Override
+    public Lease acquire() {
+        return acquire(engine.options.waitTime());
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire() {
+        try {
+            return Optional.of(acquire(Duration.ZERO));
+        } catch (LockTimeoutException busy) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public CompletableFuture<Lease> acquireAsync(Duration wait) {
+        Pending p = begin(wait, false);
+        return Engine.publicFuture(p.result(), p.cancel());
+    }
+
+    // ---- thread-owned Lock view
+
+    @Override
+    public void lock() {
+        try {
+            lockFor(FOREVER, false);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible wait was interrupted", e);
+        }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before waiting for " + describe());
+        }
+        lockFor(FOREVER, true);
+    }
+
+    @Override
+    public boolean tryLock() {
+        try {
+            lockFor(Duration.ZERO, false);
+            return true;
+        } catch (LockTimeoutException busy) {
+            return false;
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible wait was interrupted", e);
+        }
+    }
+
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before waiting for " + describe());
+        }
+        try {
+            lockFor(Duration.ofNanos(Math.max(0, unit.toNanos(time))), true);
+            return true;
+        } catch (LockTimeoutException busy) {
+            return false;
+        }
+    }
+
+    private void lockFor(Duration wait, boolean interruptible) throws InterruptedException {
+        Holds.Hold hold = engine.holds.current(holdResource());
+        if (hold != null) {
+            if (hold.lease.lostReason() != null) {
+                hold.lease.checkValid();
+            }
+            hold.count++;
+            return;
+        }
+        Pending p = begin(wait, true);
+        HeldLease lease = interruptible
+                ? Engine.await(p.result(), p.cancel(), true)
+                : Engine.awaitUninterruptibly(p.result(), p.cancel());
+        engine.holds.put(holdResource(), new Holds.Hold(lease));
+    }
+
+    @Override
+    public void unlock() {
+        Holds.Hold hold = engine.holds.current(holdResource());
+        if (hold == null) {
+            throw new IllegalMonitorStateException(describe() + " is not held by the current thread ("
+                    + Thread.currentThread().getName() + ")");
+        }
+        if (--hold.count == 0) {
+            engine.holds.remove(holdResource());
+            hold.lease.close();
+        }
+        String lostReason = hold.lease.lostReason();
+        if (lostReason != null) {
+            throw new LeaseLostException(describe() + " was lost while this thread held it: " + lostReason);
+        }
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return engine.holds.current(holdResource()) != null;
+    }
+
+    @Override
+    public Optional<Lease> currentLease() {
+        Holds.Hold hold = engine.holds.current(holdResource());
+        return hold == null ? Optional.empty() : Optional.of(hold.lease);
+    }
+
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException(
+                "dlock locks have no conditions: a condition would need a distributed wait set");
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedLock[" + describe() + "]";
+    }
+}

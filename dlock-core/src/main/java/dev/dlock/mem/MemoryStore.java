@@ -1,0 +1,355 @@
+package dev.dlock.mem;
+
+import dev.dlock.LockInfo;
+import dev.dlock.spi.AcquireRequest;
+import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import dev.dlock.spi.RenewRequest;
+import dev.dlock.spi.WakeListener;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An in-memory lock store shared by every {@code mem:} client of one JVM that names it: {@code mem:} uses
+ * the store named {@code default}, {@code mem:orders} the store named {@code orders}.
+ *
+ * <p>It has the full semantics of a real store, leases included: a grant not renewed within its lease
+ * time expires by this store's clock ({@code System.nanoTime()}). That makes it fit for unit tests of
+ * code that uses dlock, and for single-process applications.
+ *
+ * <p>For tests of failure handling, {@link #goDown()} makes the store stop answering (requests hang, as
+ * with a dead server, until the client's operation timeout), and {@link #comeBack()} restores it with its
+ * state intact.
+ *
+ * <pre>{@code
+ * MemoryStore store = MemoryStore.named("outage-test");
+ * try (LockClient client = LockClient.builder("mem:outage-test")
+ *         .operationTimeout(Duration.ofMillis(200)).build()) {
+ *     store.goDown();
+ *     // client.lock("a").tryAcquire() now throws LockBackendException within 200 ms
+ *     store.comeBack();
+ * }
+ * }</pre>
+ */
+public final class MemoryStore {
+    private static final ConcurrentHashMap<String, MemoryStore> STORES = new ConcurrentHashMap<>();
+
+    private final String name;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<ResourceId, Resource> resources = new HashMap<>();
+    private final Map<ResourceId, Long> lastTokens = new HashMap<>();
+    private final Map<ResourceId, List<WakeListener>> listeners = new ConcurrentHashMap<>();
+    private volatile boolean up = true;
+
+    private MemoryStore(String name) {
+        this.name = name;
+    }
+
+    /**
+     * The store with this name, created on first use. It lives as long as the JVM.
+     *
+     * @param name any non-empty string
+     * @return the store
+     */
+    public static MemoryStore named(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("memory store name must not be null or empty");
+        }
+        return STORES.computeIfAbsent(name, MemoryStore::new);
+    }
+
+    /**
+     * The store's name.
+     *
+     * @return the name given to {@link #named(String)}
+     */
+    public String name() {
+        return name;
+    }
+
+    /** Stops answering: every request from now on hangs until {@link #comeBack()}. */
+    public void goDown() {
+        up = false;
+    }
+
+    /** Answers again, with all state as it was (leases keep expiring by the clock meanwhile). */
+    public void comeBack() {
+        up = true;
+    }
+
+    /**
+     * Whether the store answers.
+     *
+     * @return false between {@link #goDown()} and {@link #comeBack()}
+     */
+    public boolean isUp() {
+        return up;
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryStore[" + name + (up ? "" : ", down") + "]";
+    }
+
+    // ---- the primitives, used by MemoryBackend; all synchronous and short
+
+    record ResourceId(String namespace, String kind, String name) {
+        static ResourceId of(LockKey key) {
+            return new ResourceId(key.namespace(), key.kind(), key.name());
+        }
+    }
+
+    private static final class Hold {
+        final long token;
+        final Mode mode;
+        long expiresAt;
+
+        Hold(long token, Mode mode, long expiresAt) {
+            this.token = token;
+            this.mode = mode;
+            this.expiresAt = expiresAt;
+        }
+    }
+
+    private static final class Resource {
+        final LinkedHashMap<String, Hold> holders = new LinkedHashMap<>();
+        /** Fair-lock queue, or queued writers of a read-write lock: owner to expiry. */
+        final LinkedHashMap<String, Long> queue = new LinkedHashMap<>();
+
+        void purge(long now) {
+            holders.values().removeIf(h -> now - h.expiresAt >= 0);
+            queue.values().removeIf(expiry -> now - expiry >= 0);
+        }
+
+        boolean isEmpty() {
+            return holders.isEmpty() && queue.isEmpty();
+        }
+
+        long earliestExpiry(long now) {
+            long min = Long.MAX_VALUE;
+            for (Hold h : holders.values()) {
+                min = Math.min(min, h.expiresAt - now);
+            }
+            return min == Long.MAX_VALUE ? -1 : TimeUnit.NANOSECONDS.toMillis(min);
+        }
+
+        boolean writerHolds(String except) {
+            for (Map.Entry<String, Hold> e : holders.entrySet()) {
+                if (e.getValue().mode == Mode.WRITE && !e.getKey().equals(except)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    boolean up() {
+        return up;
+    }
+
+    AcquireResult acquire(AcquireRequest request) {
+        LockKey key = request.key();
+        ResourceId id = ResourceId.of(key);
+        long now = System.nanoTime();
+        String owner = request.owner();
+        lock.lock();
+        try {
+            Resource r = resources.computeIfAbsent(id, k -> new Resource());
+            r.purge(now);
+            boolean grant =
+                    switch (key.mode()) {
+                        case EXCLUSIVE -> r.holders.isEmpty();
+                        case FAIR ->
+                            r.holders.isEmpty()
+                                    && (r.queue.isEmpty()
+                                            || r.queue
+                                                    .keySet()
+                                                    .iterator()
+                                                    .next()
+                                                    .equals(owner));
+                        case READ ->
+                            !r.writerHolds(request.downgradeFrom())
+                                    && (r.queue.isEmpty() || request.downgradeFrom() != null);
+                        case WRITE -> r.holders.isEmpty();
+                        case PERMIT -> r.holders.size() < request.permits();
+                    };
+            if (grant) {
+                long token = lastTokens.merge(id, 1L, Long::sum);
+                r.queue.remove(owner);
+                r.holders.put(
+                        owner, new Hold(token, key.mode(), now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis())));
+                return AcquireResult.granted(token);
+            }
+            if (request.waiting() && (key.mode() == Mode.FAIR || key.mode() == Mode.WRITE)) {
+                r.queue.put(owner, now + TimeUnit.MILLISECONDS.toNanos(request.queueMillis()));
+            }
+            long retry = r.earliestExpiry(now);
+            if (r.isEmpty()) {
+                resources.remove(id);
+            }
+            return AcquireResult.busy(retry);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean release(LockKey key, String owner) {
+        ResourceId id = ResourceId.of(key);
+        String next;
+        lock.lock();
+        try {
+            Resource r = resources.get(id);
+            if (r == null) {
+                return false;
+            }
+            r.purge(System.nanoTime());
+            boolean removed = r.holders.remove(owner) != null;
+            next = r.queue.isEmpty() || key.mode() != Mode.FAIR
+                    ? null
+                    : r.queue.keySet().iterator().next();
+            if (r.isEmpty()) {
+                resources.remove(id);
+            }
+            if (!removed) {
+                return false;
+            }
+        } finally {
+            lock.unlock();
+        }
+        wake(id, next);
+        return true;
+    }
+
+    Set<String> renew(List<RenewRequest> batch) {
+        Set<String> lost = new HashSet<>();
+        long now = System.nanoTime();
+        lock.lock();
+        try {
+            for (RenewRequest request : batch) {
+                Resource r = resources.get(ResourceId.of(request.key()));
+                Hold hold = r == null ? null : r.holders.get(request.owner());
+                if (hold == null || now - hold.expiresAt >= 0) {
+                    lost.add(request.owner());
+                } else {
+                    hold.expiresAt = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        return lost;
+    }
+
+    void cancelWait(LockKey key, String owner) {
+        ResourceId id = ResourceId.of(key);
+        boolean removed;
+        lock.lock();
+        try {
+            Resource r = resources.get(id);
+            removed = r != null && r.queue.remove(owner) != null;
+            if (r != null && r.isEmpty()) {
+                resources.remove(id);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (removed) {
+            wake(id, null);
+        }
+    }
+
+    Runnable subscribe(LockKey key, WakeListener listener) {
+        ResourceId id = ResourceId.of(key);
+        listeners.computeIfAbsent(id, k -> new CopyOnWriteArrayList<>()).add(listener);
+        return () -> listeners.computeIfPresent(id, (k, list) -> {
+            list.remove(listener);
+            return list.isEmpty() ? null : list;
+        });
+    }
+
+    private void wake(ResourceId id, String nextOwner) {
+        List<WakeListener> list = listeners.get(id);
+        if (list != null) {
+            for (WakeListener l : list) {
+                l.wake(nextOwner);
+            }
+        }
+    }
+
+    LockInfo describe(LockKey key) {
+        ResourceId id = ResourceId.of(key);
+        lock.lock();
+        try {
+            Resource r = resources.get(id);
+            return info(id, r, System.nanoTime());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static LockInfo info(ResourceId id, Resource r, long now) {
+        List<LockInfo.Holder> holders = new ArrayList<>();
+        int waiters = 0;
+        if (r != null) {
+            r.purge(now);
+            for (Map.Entry<String, Hold> e : r.holders.entrySet()) {
+                Hold h = e.getValue();
+                holders.add(new LockInfo.Holder(
+                        e.getKey(), h.token, h.mode.name().toLowerCase(), Duration.ofNanos(h.expiresAt - now)));
+            }
+            waiters = r.queue.size();
+        }
+        return new LockInfo(id.name(), id.kind(), holders, waiters);
+    }
+
+    List<LockInfo> list(String namespace, String prefix) {
+        List<LockInfo> result = new ArrayList<>();
+        long now = System.nanoTime();
+        lock.lock();
+        try {
+            for (Iterator<Map.Entry<ResourceId, Resource>> it =
+                            resources.entrySet().iterator();
+                    it.hasNext(); ) {
+                Map.Entry<ResourceId, Resource> e = it.next();
+                ResourceId id = e.getKey();
+                if (id.namespace().equals(namespace) && id.name().startsWith(prefix)) {
+                    LockInfo info = info(id, e.getValue(), now);
+                    if (!info.holders().isEmpty()) {
+                        result.add(info);
+                    }
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        return result;
+    }
+
+    boolean forceRelease(LockKey key) {
+        ResourceId id = ResourceId.of(key);
+        boolean removed;
+        lock.lock();
+        try {
+            Resource r = resources.remove(id);
+            removed = r != null && !r.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+        if (removed) {
+            wake(id, null);
+        }
+        return removed;
+    }
+}

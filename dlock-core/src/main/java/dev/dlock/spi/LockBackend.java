@@ -1,0 +1,134 @@
+package dev.dlock.spi;
+
+import dev.dlock.LockInfo;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The atomic primitives a store implements. Everything else (thread ownership, reentrancy, waiting,
+ * timeouts, the renewal scheduler, local queues, lost signals, validation) lives in the engine.
+ *
+ * <h2>Rules every backend follows</h2>
+ *
+ * <ul>
+ *   <li>Every method returns at once with a stage; none blocks the caller. The engine applies the
+ *       operation timeout and treats an exceptional stage as "the store failed".
+ *   <li>Expiry is decided by the store's clock only; a backend never sends the client's wall clock.
+ *   <li>A grant and its fencing token are made in one atomic step; tokens for one (namespace, kind,
+ *       name) strictly increase across holders, expiries and deletions of the lock record.
+ *   <li>An operation for an owner that no longer holds the resource is harmless (release returns false,
+ *       renew reports it lost); it never touches another owner's hold.
+ * </ul>
+ *
+ * <h2>Per mode</h2>
+ *
+ * <ul>
+ *   <li>{@link Mode#EXCLUSIVE}: grant when nobody holds.
+ *   <li>{@link Mode#FAIR}: grant when nobody holds and the caller is first among live queue entries (or
+ *       the queue is empty); a waiting caller is appended to the queue, or its entry refreshed. Release
+ *       wakes with the new head's owner id.
+ *   <li>{@link Mode#READ}: grant when no writer holds (except {@code downgradeFrom}) and no live writer
+ *       is queued (unless {@code downgradeFrom} is set).
+ *   <li>{@link Mode#WRITE}: grant when nobody holds in either mode; a waiting writer records a queue
+ *       entry so that new readers hold back (writers are not starved).
+ *   <li>{@link Mode#PERMIT}: grant when fewer than {@code permits} live holders.
+ * </ul>
+ */
+public interface LockBackend extends AutoCloseable {
+    /**
+     * Tries to take the resource once, without waiting in the store.
+     *
+     * @param request what to take and for how long
+     * @return granted with a fencing token, or busy with a retry hint
+     */
+    CompletionStage<AcquireResult> acquire(AcquireRequest request);
+
+    /**
+     * Gives the resource up if {@code owner} holds it, and wakes waiters.
+     *
+     * @param key the resource and mode the grant was made in
+     * @param owner the owner id of the grant
+     * @return true if the hold existed and was removed, false if it had already expired or been taken
+     */
+    CompletionStage<Boolean> release(LockKey key, String owner);
+
+    /**
+     * Renews many leases, in as few round trips as the store allows (one per node).
+     *
+     * @param batch leases to renew
+     * @return the owner ids in the batch that no longer hold their resource
+     */
+    CompletionStage<Set<String>> renew(List<RenewRequest> batch);
+
+    /**
+     * Removes a waiter's queue entry (fair lock, queued writer) when it stops waiting, and wakes whoever
+     * that unblocks. Backends without queue entries return a completed stage.
+     *
+     * @param key the resource and mode the caller waited in
+     * @param owner the owner id of the waiting acquisition
+     * @return completes when done
+     */
+    default CompletionStage<Void> cancelWait(LockKey key, String owner) {
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Starts listening for wake-ups on the resource (all modes of its kind). The engine calls this at
+     * most once per client and resource at a time, only while some local caller is waiting, and
+     * retries the acquisition right after the stage completes, so a wake-up between the first attempt
+     * and the subscription is not lost.
+     *
+     * @param key the resource (its mode does not matter)
+     * @param listener called on every release, expiry the store notices, or queue change
+     * @return the subscription, once the store will deliver wake-ups
+     */
+    CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener);
+
+    /**
+     * Whether leases of this backend can still be valid, from what the client sees locally (for
+     * ZooKeeper: the session is connected and not expired). Must not block.
+     *
+     * @return false when every lease must be considered lost or in doubt
+     */
+    default boolean leasesValid() {
+        return true;
+    }
+
+    /**
+     * Describes one resource: its holders, their tokens and time left, and waiters where known.
+     *
+     * @param key the resource (its mode does not matter)
+     * @return a description; empty holders when free
+     */
+    CompletionStage<LockInfo> describe(LockKey key);
+
+    /**
+     * Lists the held resources of one namespace whose names start with a prefix.
+     *
+     * @param namespace the namespace
+     * @param prefix a name prefix, possibly empty
+     * @return descriptions of resources that have at least one holder
+     */
+    CompletionStage<List<LockInfo>> list(String namespace, String prefix);
+
+    /**
+     * Administrative: removes every hold and queue entry of a resource, whoever owns them, and wakes
+     * waiters. Fencing tokens are kept.
+     *
+     * @param key the resource (its mode does not matter)
+     * @return true if anything was removed
+     */
+    CompletionStage<Boolean> forceRelease(LockKey key);
+
+    /** Closes connections and threads. Holds are released by the engine before this is called. */
+    @Override
+    void close();
+
+    /** A live wake-up subscription. */
+    interface Subscription {
+        /** Stops delivery; idempotent. */
+        void cancel();
+    }
+}

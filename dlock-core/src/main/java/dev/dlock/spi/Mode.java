@@ -1,0 +1,36 @@
+package dev.dlock.spi;
+
+/**
+ * How an acquisition wants to hold a resource.
+ *
+ * <p>Each mode belongs to one {@linkplain #kind() kind} of resource. Resources of different kinds never
+ * interact, even under the same name: {@code lock("a")} and {@code fairLock("a")} are two locks.
+ */
+public enum Mode {
+    /** One holder at a time, waiters in no particular order. */
+    EXCLUSIVE("lock"),
+    /** One holder at a time, waiters served first come, first served across clients. */
+    FAIR("fair"),
+    /** Shared with other readers; excluded by a writer and by a queued writer. */
+    READ("rw"),
+    /** Excludes readers and other writers. */
+    WRITE("rw"),
+    /** One of at most {@link AcquireRequest#permits()} holders. */
+    PERMIT("sem");
+
+    private final String kind;
+
+    Mode(String kind) {
+        this.kind = kind;
+    }
+
+    /**
+     * The kind of resource this mode acts on: {@code lock}, {@code fair}, {@code rw} or {@code sem}. A
+     * backend keeps one record per (namespace, kind, name); {@link #READ} and {@link #WRITE} share it.
+     *
+     * @return a short lower-case tag, safe to use in keys and paths
+     */
+    public String kind() {
+        return kind;
+    }
+}
