@@ -85,6 +85,7 @@ final class Connections {
             for (var connection : opened) {
                 connection.setTimeout(timeout);
             }
+            preload(main.async(), timeout);
             return new Connections(main.async(), pubSub, null, acks, opened, afterClose);
         } catch (RuntimeException e) {
             closeAll(opened, timeout);
@@ -104,11 +105,27 @@ final class Connections {
             for (var connection : opened) {
                 connection.setTimeout(timeout);
             }
+            preload(main.async(), timeout);
             return new Connections(main.async(), pubSub, main, null, opened, afterClose);
         } catch (RuntimeException e) {
             closeAll(opened, timeout);
             afterClose.run();
             throw e;
+        }
+    }
+
+    /**
+     * Loads the script (on every master of a Cluster) so that the first operation is one EVALSHA, not
+     * EVALSHA, NOSCRIPT and EVAL. Best effort: a server that refuses (for example an ACL without {@code
+     * SCRIPT}) is served by the EVAL fallback.
+     */
+    private static void preload(RedisClusterAsyncCommands<String, String> commands, Duration timeout) {
+        try {
+            commands.scriptLoad(LuaScript.DLOCK.body()).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // the EVAL fallback loads it on first use
         }
     }
 

@@ -86,8 +86,8 @@ end
 
 -- KEYS: holders expiries queue waits tokens
 -- ARGV: op owner mode leaseMillis permits queueMillis downgradeFrom('' if none) name
--- Returns the token (> 0) when granted; when busy -(milliseconds until the earliest blocking entry
--- expires) - 1, or 0 when unknown.
+-- Returns the token (> 0) when granted; when busy -(milliseconds until the first hold or queue entry
+-- expires) - 1, or 0 when there is none.
 local function acquire()
   local holders, expiries, queue, waits, tokens = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
   local owner, mode = ARGV[2], ARGV[3]
@@ -133,7 +133,11 @@ local function acquire()
     redis.call('ZADD', waits, now + queueMillis, owner)
     settle(waits, queue)
   end
-  local expiresAt = earliest(expiries) or earliest(waits)
+  -- Retry hint: when the first hold or queue entry runs out (a dead fair-queue head included).
+  local expiresAt, queued = earliest(expiries), earliest(waits)
+  if queued and (expiresAt == nil or queued < expiresAt) then
+    expiresAt = queued
+  end
   if expiresAt == nil then
     return 0
   end
