@@ -115,6 +115,10 @@ final class Acquisition {
 
     /** Now first among local callers: start asking the store. */
     void becomeHead() {
+        if (engine.isClosed()) {
+            fail(new LockException("the LockClient was closed while waiting"));
+            return;
+        }
         lock.lock();
         try {
             if (state != State.QUEUED) {
@@ -214,9 +218,10 @@ final class Acquisition {
 
     private long retryDelay(AcquireResult answer, long now) {
         long delay = deadlineNanos - now;
-        if (answer.retryAfterMillis() >= 0) {
-            delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(answer.retryAfterMillis() + 1));
-        }
+        // Safety net against a lost wake-up: retry when the blocking hold or queue entry would expire at
+        // the latest, or after one lease time when the store cannot tell.
+        long retryMillis = answer.retryAfterMillis() >= 0 ? answer.retryAfterMillis() + 1 : leaseMillis;
+        delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(retryMillis));
         if (queuedInStore) {
             delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3);
         }
