@@ -1266,6 +1266,11 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         }
     }
 
+    /** The Curator client this backend talks through (for tests of session faults). */
+    CuratorFramework curator() {
+        return client;
+    }
+
     @Override
     public String toString() {
         return "ZooKeeperBackend[" + client.getZookeeperClient().getCurrentConnectionString()
