@@ -53,6 +53,7 @@ final class Acquisition {
     private boolean wakePending;
     private boolean subscribed;
     private boolean queuedInStore;
+    private boolean waitedInStore;
     private ScheduledFuture<?> timer;
 
     Acquisition(
@@ -154,8 +155,11 @@ final class Acquisition {
     private void attempt() {
         long queueMillis = waitNanos == 0 ? 0 : Math.max(1, leaseMillis);
         AcquireRequest request = new AcquireRequest(key, owner, leaseMillis, permits, queueMillis, downgradeFrom);
-        if (queueMillis > 0 && (key.mode() == Mode.FAIR || key.mode() == Mode.WRITE)) {
-            queuedInStore = true;
+        if (queueMillis > 0) {
+            // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
+            // node), so every waiter that gives up says so; FAIR and WRITE entries also need refreshing.
+            waitedInStore = true;
+            queuedInStore = key.mode() == Mode.FAIR || key.mode() == Mode.WRITE;
         }
         long sentNanos = System.nanoTime();
         engine.call("acquire '" + key.name() + "'", () -> engine.backend.acquire(request))
@@ -297,7 +301,7 @@ final class Acquisition {
             }
             state = State.DONE;
             cancelTimer();
-            removeStoreEntry = queuedInStore;
+            removeStoreEntry = waitedInStore;
         } finally {
             lock.unlock();
         }
