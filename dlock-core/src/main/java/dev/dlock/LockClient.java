@@ -2,11 +2,13 @@ package dev.dlock;
 
 import dev.dlock.internal.Engine;
 import dev.dlock.internal.EngineOptions;
+import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockBackendFactory;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 
 /**
  * The entry point: one connection to a lock store, from which locks, read-write locks, semaphores and
@@ -225,6 +227,7 @@ public final class LockClient implements AutoCloseable {
         private final String uri;
         private final LockBackendFactory factory;
         private final EngineOptions.Builder options = EngineOptions.builder();
+        private UnaryOperator<LockBackend> decorator = UnaryOperator.identity();
 
         private Builder(String uri, LockBackendFactory factory) {
             this.uri = uri;
@@ -311,6 +314,22 @@ public final class LockClient implements AutoCloseable {
         }
 
         /**
+         * Wraps the backend this client talks to, for instrumentation and for fault injection in tests
+         * (count or delay calls, make the store "disappear" for this client only). The wrapper must keep
+         * the {@link LockBackend} contract.
+         *
+         * @param decorator receives the opened backend, returns the one the client uses
+         * @return this builder
+         */
+        public Builder backendDecorator(UnaryOperator<LockBackend> decorator) {
+            if (decorator == null) {
+                throw new IllegalArgumentException("backendDecorator must not be null");
+            }
+            this.decorator = decorator;
+            return this;
+        }
+
+        /**
          * Connects.
          *
          * @return a connected client
@@ -318,7 +337,9 @@ public final class LockClient implements AutoCloseable {
          * @throws LockBackendException if the store cannot be reached
          */
         public LockClient build() {
-            return new LockClient(Engine.open(uri, factory, options.build()));
+            LockBackendFactory opener = factory != null ? factory : Engine.providerFor(uri);
+            UnaryOperator<LockBackend> wrap = decorator;
+            return new LockClient(Engine.open(uri, context -> wrap.apply(opener.open(context)), options.build()));
         }
     }
 }

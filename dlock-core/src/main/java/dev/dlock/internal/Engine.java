@@ -97,16 +97,23 @@ public final class Engine implements AutoCloseable {
     /**
      * Opens a client engine.
      *
-     * @param uri a backend URI, or null when {@code factory} is given
-     * @param factory a backend factory, or null when {@code uri} is given
+     * @param uri the backend URI, or null when the client was built from a factory
+     * @param factory opens the backend
      * @param options validated options
      * @return a running engine
      */
     public static Engine open(String uri, LockBackendFactory factory, EngineOptions options) {
-        return new Engine(options, factory != null ? factory : providerFor(uri), uri);
+        return new Engine(options, factory, uri);
     }
 
-    private static LockBackendFactory providerFor(String uri) {
+    /**
+     * Finds the backend for a URI among the {@link LockBackendProvider}s on the class path.
+     *
+     * @param uri a backend URI
+     * @return the provider's factory
+     * @throws IllegalArgumentException if no provider accepts the URI
+     */
+    public static LockBackendFactory providerFor(String uri) {
         List<String> seen = new ArrayList<>();
         for (ClassLoader loader :
                 new ClassLoader[] {Thread.currentThread().getContextClassLoader(), Engine.class.getClassLoader()}) {

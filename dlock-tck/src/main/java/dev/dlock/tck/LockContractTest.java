@@ -1,0 +1,1266 @@
+package dev.dlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dlock.DistributedLock;
+import dev.dlock.DistributedReadWriteLock;
+import dev.dlock.DistributedSemaphore;
+import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.LockBackendException;
+import dev.dlock.LockClient;
+import dev.dlock.LockException;
+import dev.dlock.LockInfo;
+import dev.dlock.LockListener;
+import dev.dlock.LockRejectedException;
+import dev.dlock.LockTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The contract every dlock backend passes. A backend's test extends this class and implements three
+ * hooks: how to build a client of the store under test, and how to make the store unreachable and
+ * reachable again.
+ *
+ * <pre>{@code
+ * class MyStoreContractTest extends LockContractTest {
+ *     protected LockClient.Builder newClientBuilder() { return LockClient.builder("mystore://..."); }
+ *     protected void stopStore() { proxy.cut(); }
+ *     protected void startStore() { proxy.restore(); }
+ * }
+ * }</pre>
+ *
+ * <p>Every test uses a fresh random namespace, so tests do not see each other's locks. Times are
+ * generous: the suite must pass on a loaded two-core machine; where it checks a bound, the bound is the
+ * contract's (wait time plus a margin), never a performance target.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class LockContractTest {
+    private static final Duration LONG_WAIT = Duration.ofSeconds(20);
+
+    private final List<LockClient> clients = new CopyOnWriteArrayList<>();
+    private final java.util.Map<LockClient, FreezableBackend> freezable =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private String namespace;
+
+    /** For subclasses. */
+    protected LockContractTest() {}
+
+    /**
+     * A builder for a new client of the store under test. The suite sets namespace, operation timeout
+     * and, per test, lease time and other options on it.
+     *
+     * @return a fresh builder
+     */
+    protected abstract LockClient.Builder newClientBuilder();
+
+    /**
+     * Makes the store unreachable for every client (kill the server, cut a {@link TcpProxy}). Returns
+     * promptly.
+     *
+     * @throws Exception if the store could not be stopped
+     */
+    protected abstract void stopStore() throws Exception;
+
+    /**
+     * Makes the store reachable again, with its data if it persists any; returns when it answers.
+     *
+     * @throws Exception if the store could not be started
+     */
+    protected abstract void startStore() throws Exception;
+
+    /**
+     * The short lease time used by expiry tests. Stores that cannot expire faster may raise it.
+     *
+     * @return a lease time of about a second
+     */
+    protected Duration shortLease() {
+        return Duration.ofMillis(1500);
+    }
+
+    /**
+     * The operation timeout the suite configures, and the bound for "the store is down" failures.
+     *
+     * @return a timeout of a few seconds
+     */
+    protected Duration operationTimeout() {
+        return Duration.ofSeconds(2);
+    }
+
+    @BeforeEach
+    void newNamespace() {
+        namespace = "tck" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffffffL);
+    }
+
+    @AfterEach
+    void closeClients() {
+        for (LockClient c : clients) {
+            c.close();
+        }
+        clients.clear();
+        freezable.clear();
+    }
+
+    /**
+     * A new client in this test's namespace.
+     *
+     * @return a client closed after the test
+     */
+    protected final LockClient client() {
+        return client(b -> {});
+    }
+
+    /**
+     * A new client in this test's namespace, with extra options.
+     *
+     * @param options changes to the builder
+     * @return a client closed after the test
+     */
+    protected final LockClient client(Consumer<LockClient.Builder> options) {
+        AtomicReference<FreezableBackend> wrapper = new AtomicReference<>();
+        LockClient.Builder b = newClientBuilder()
+                .namespace(namespace)
+                .operationTimeout(operationTimeout())
+                .backendDecorator(backend -> {
+                    wrapper.set(new FreezableBackend(backend));
+                    return wrapper.get();
+                });
+        options.accept(b);
+        LockClient c = b.build();
+        clients.add(c);
+        freezable.put(c, wrapper.get());
+        return c;
+    }
+
+    private LockClient crashableClient() {
+        // A holder that "crashes": it never renews and never releases.
+        return client(b -> b.leaseTime(shortLease()).renewal(false));
+    }
+
+    private static void runThreads(int threads, ThrowingRunnable body) throws Exception {
+        List<Thread> list = new ArrayList<>();
+        List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch start = new CountDownLatch(1);
+        for (int i = 0; i < threads; i++) {
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                    body.run();
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            });
+            t.start();
+            list.add(t);
+        }
+        start.countDown();
+        for (Thread t : list) {
+            t.join(TimeUnit.SECONDS.toMillis(100));
+            assertThat(t.isAlive()).as("worker thread finished").isFalse();
+        }
+        if (!errors.isEmpty()) {
+            AssertionError e = new AssertionError(errors.size() + " worker(s) failed; first: " + errors.get(0));
+            errors.forEach(e::addSuppressed);
+            throw e;
+        }
+    }
+
+    /** A body that may throw. */
+    @FunctionalInterface
+    protected interface ThrowingRunnable {
+        /**
+         * Runs.
+         *
+         * @throws Exception anything
+         */
+        void run() throws Exception;
+    }
+
+    private static long millisSince(long startNanos) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    private static void sleep(Duration d) throws InterruptedException {
+        Thread.sleep(d.toMillis());
+    }
+
+    private static void awaitTrue(Duration max, java.util.function.BooleanSupplier condition)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("condition met within %s", max)
+                    .isNegative();
+            Thread.sleep(10);
+        }
+    }
+
+    // ------------------------------------------------------------------ exclusive basics
+
+    @Test
+    void tryAcquireOnFreeLockSucceeds() {
+        Optional<Lease> lease = client().lock("free").tryAcquire();
+        assertThat(lease).isPresent();
+        assertThat(lease.get().isValid()).isTrue();
+        assertThat(lease.get().name()).isEqualTo("free");
+        lease.get().close();
+    }
+
+    @Test
+    void secondClientCannotAcquireWhileHeld() {
+        LockClient a = client();
+        LockClient b = client();
+        try (Lease held = a.lock("busy").acquire(LONG_WAIT)) {
+            assertThat(b.lock("busy").tryAcquire()).isEmpty();
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void releaseLetsAnotherClientAcquire() {
+        LockClient a = client();
+        LockClient b = client();
+        Lease held = a.lock("handover").acquire(LONG_WAIT);
+        held.close();
+        assertThat(held.isValid()).isFalse();
+        Optional<Lease> next = b.lock("handover").tryAcquire();
+        assertThat(next).isPresent();
+        next.get().close();
+    }
+
+    @Test
+    void releaseIsIdempotent() {
+        LockClient a = client();
+        Lease lease = a.lock("twice").acquire(LONG_WAIT);
+        lease.close();
+        lease.close();
+        Lease other = client().lock("twice").acquire(LONG_WAIT);
+        lease.close(); // must not free the new holder's lock
+        assertThat(client().lock("twice").tryAcquire()).isEmpty();
+        other.close();
+    }
+
+    @Test
+    void leaseCanBeReleasedFromAnotherThread() throws Exception {
+        LockClient a = client();
+        Lease lease = a.lock("cross-thread").acquire(LONG_WAIT);
+        Thread t = new Thread(lease::close);
+        t.start();
+        t.join();
+        assertThat(lease.isValid()).isFalse();
+        assertThat(client().lock("cross-thread").tryAcquire()).isPresent();
+    }
+
+    @Test
+    void leaseApiIsNotReentrant() {
+        DistributedLock lock = client().lock("lease-not-reentrant");
+        try (Lease first = lock.acquire(LONG_WAIT)) {
+            assertThat(lock.tryAcquire()).isEmpty();
+            assertThat(first.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void locksWithDifferentNamesAreIndependent() {
+        LockClient a = client();
+        try (Lease x = a.lock("x").acquire(LONG_WAIT);
+                Lease y = client().lock("y").acquire(LONG_WAIT)) {
+            assertThat(x.isValid()).isTrue();
+            assertThat(y.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void namespacesAreIsolated() {
+        LockClient a = client(b -> b.namespace(namespace + "-a"));
+        LockClient b = client(x -> x.namespace(namespace + "-b"));
+        try (Lease x = a.lock("shared-name").acquire(LONG_WAIT);
+                Lease y = b.lock("shared-name").acquire(LONG_WAIT)) {
+            assertThat(x.isValid() && y.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void namesWithSpecialCharactersAreDistinctAndWork() {
+        List<String> names = List.of(
+                "a:b",
+                "a",
+                "a:b:c",
+                "{slot}",
+                "}{",
+                "a/b",
+                "a\\b",
+                "'; DROP TABLE x; --",
+                "\"quoted\"",
+                "with space",
+                "ünïcødé-名前-🔒",
+                "%",
+                "_",
+                "*",
+                "..",
+                "/",
+                "\n\t");
+        LockClient a = client();
+        LockClient b = client();
+        List<Lease> leases = new ArrayList<>();
+        for (String n : names) {
+            Lease lease = a.lock(n).acquire(LONG_WAIT);
+            assertThat(lease.name()).isEqualTo(n);
+            leases.add(lease);
+        }
+        for (String n : names) {
+            assertThat(b.lock(n).tryAcquire()).as("'%s' is held", n).isEmpty();
+        }
+        leases.forEach(Lease::close);
+        for (String n : names) {
+            Optional<Lease> again = b.lock(n).tryAcquire();
+            assertThat(again).as("'%s' is free after release", n).isPresent();
+            again.get().close();
+        }
+    }
+
+    @Test
+    void longestNameIsAccepted() {
+        String name = "n".repeat(1000) + "é".repeat(12); // exactly 1,024 UTF-8 bytes
+        assertThat(name.getBytes(StandardCharsets.UTF_8)).hasSize(1024);
+        LockClient a = client();
+        try (Lease lease = a.lock(name).acquire(LONG_WAIT)) {
+            assertThat(client().lock(name).tryAcquire()).isEmpty();
+            assertThat(lease.name()).isEqualTo(name);
+        }
+        String other = "n".repeat(1000) + "é".repeat(11) + "x" + "y";
+        try (Lease lease = client().lock(other).acquire(LONG_WAIT)) {
+            assertThat(lease.isValid())
+                    .as("a name differing only at the end is another lock")
+                    .isTrue();
+        }
+    }
+
+    // ------------------------------------------------------------------ Lock view: reentrancy, ownership
+
+    @Test
+    void lockIsReentrantAndCountsHolds() {
+        LockClient a = client();
+        DistributedLock lock = a.lock("reentrant");
+        lock.lock();
+        lock.lock();
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock();
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        assertThat(client().lock("reentrant").tryAcquire())
+                .as("still held after one unlock")
+                .isEmpty();
+        lock.unlock();
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        Optional<Lease> other = client().lock("reentrant").tryAcquire();
+        assertThat(other).as("free after the last unlock").isPresent();
+        other.get().close();
+    }
+
+    @Test
+    void reentrantAcquisitionKeepsTheHoldersToken() {
+        DistributedLock lock = client().lock("reentrant-token");
+        lock.lock();
+        long token = lock.currentLease().orElseThrow().fencingToken();
+        lock.lock();
+        assertThat(lock.currentLease().orElseThrow().fencingToken()).isEqualTo(token);
+        client().lock("reentrant-token"); // another view of the same name shares the hold
+        assertThat(client().lock("other-name").isHeldByCurrentThread()).isFalse();
+        lock.unlock();
+        lock.unlock();
+    }
+
+    @Test
+    void viewsOfOneNameInOneClientShareTheThreadHold() {
+        LockClient a = client();
+        a.lock("views").lock();
+        DistributedLock second = a.lock("views");
+        assertThat(second.isHeldByCurrentThread()).isTrue();
+        assertThat(second.tryLock()).as("reentrant through another view").isTrue();
+        second.unlock();
+        second.unlock();
+        assertThat(a.lock("views").isHeldByCurrentThread()).isFalse();
+    }
+
+    @Test
+    void unlockByAThreadThatDoesNotHoldItThrows() throws Exception {
+        DistributedLock lock = client().lock("owned");
+        lock.lock();
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                lock.unlock();
+            } catch (Throwable e) {
+                error.set(e);
+            }
+        });
+        t.start();
+        t.join();
+        assertThat(error.get()).isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("owned");
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void unlockWithoutLockThrows() {
+        assertThatThrownBy(() -> client().lock("never-locked").unlock())
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("never-locked");
+    }
+
+    @Test
+    void newConditionIsUnsupported() {
+        assertThatThrownBy(() -> client().lock("cond").newCondition())
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("condition");
+    }
+
+    @Test
+    void tryLockReturnsFalseWhenHeldElsewhere() {
+        try (Lease held = client().lock("trylock").acquire(LONG_WAIT)) {
+            DistributedLock lock = client().lock("trylock");
+            assertThat(lock.tryLock()).isFalse();
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void timedTryLockReturnsWithinTheWaitPlusAMargin() throws Exception {
+        try (Lease held = client().lock("timed").acquire(LONG_WAIT)) {
+            DistributedLock lock = client().lock("timed");
+            long start = System.nanoTime();
+            assertThat(lock.tryLock(700, TimeUnit.MILLISECONDS)).isFalse();
+            assertThat(millisSince(start)).isBetween(650L, 700L + 1500L);
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void acquireTimesOutWithLockTimeoutException() {
+        try (Lease held = client().lock("timeout").acquire(LONG_WAIT)) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> client().lock("timeout").acquire(Duration.ofMillis(600)))
+                    .isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("timeout");
+            assertThat(millisSince(start)).isBetween(550L, 600L + 1500L);
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void lockInterruptiblyRespondsToInterruptAndLeavesNothingHeld() throws Exception {
+        LockClient holder = client();
+        Lease held = holder.lock("interrupt").acquire(LONG_WAIT);
+        DistributedLock lock = client().lock("interrupt");
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                lock.lockInterruptibly();
+                outcome.set(new AssertionError("acquired although held elsewhere"));
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        });
+        waiter.start();
+        Thread.sleep(300);
+        waiter.interrupt();
+        waiter.join(5_000);
+        assertThat(waiter.isAlive()).isFalse();
+        assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+        held.close();
+        Optional<Lease> next = client().lock("interrupt").tryAcquire();
+        assertThat(next).as("the interrupted waiter holds nothing").isPresent();
+        next.get().close();
+    }
+
+    @Test
+    void waiterIsWokenPromptlyByReleaseNotByLeaseExpiry() throws Exception {
+        LockClient a = client(b -> b.leaseTime(Duration.ofSeconds(30)));
+        Lease held = a.lock("wakeup").acquire(LONG_WAIT);
+        CompletableFuture<Lease> waiting = client().lock("wakeup").acquireAsync(LONG_WAIT);
+        Thread.sleep(500);
+        assertThat(waiting).isNotDone();
+        long released = System.nanoTime();
+        held.close();
+        Lease next = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(millisSince(released))
+                .as("woken by the release, long before the 30 s lease would expire")
+                .isLessThan(5_000);
+        next.close();
+    }
+
+    // ------------------------------------------------------------------ fuzz with exact totals
+
+    @Test
+    void exclusiveLockFuzzKeepsExactTotals() throws Exception {
+        int clientsCount = 3;
+        int threadsPerClient = 3;
+        int iterations = 15;
+        History history = new History();
+        int[] counter = {0};
+        List<LockClient> cs = new ArrayList<>();
+        for (int i = 0; i < clientsCount; i++) {
+            cs.add(client());
+        }
+        AtomicInteger next = new AtomicInteger();
+        runThreads(clientsCount * threadsPerClient, () -> {
+            LockClient c = cs.get(next.getAndIncrement() % clientsCount);
+            DistributedLock lock = c.lock("fuzz");
+            for (int i = 0; i < iterations; i++) {
+                if (i % 2 == 0) {
+                    lock.lock();
+                    try {
+                        long token = lock.currentLease().orElseThrow().fencingToken();
+                        history.record("fuzz", token, Thread.currentThread().getName(), () -> {
+                            int v = counter[0];
+                            Thread.onSpinWait();
+                            counter[0] = v + 1;
+                        });
+                    } finally {
+                        lock.unlock();
+                    }
+                } else {
+                    try (Lease lease = lock.acquire(LONG_WAIT)) {
+                        history.record(
+                                "fuzz",
+                                lease.fencingToken(),
+                                Thread.currentThread().getName(),
+                                () -> {
+                                    int v = counter[0];
+                                    Thread.onSpinWait();
+                                    counter[0] = v + 1;
+                                });
+                    }
+                }
+            }
+        });
+        assertThat(counter[0]).isEqualTo(clientsCount * threadsPerClient * iterations);
+        assertThat(history.size()).isEqualTo(clientsCount * threadsPerClient * iterations);
+        history.assertExclusive();
+    }
+
+    @Test
+    void fencingTokensStrictlyIncreaseAcrossHoldersAndClients() {
+        List<LockClient> cs = List.of(client(), client(), client());
+        long last = Long.MIN_VALUE;
+        for (int i = 0; i < 12; i++) {
+            try (Lease lease = cs.get(i % 3).lock("tokens").acquire(LONG_WAIT)) {
+                assertThat(lease.fencingToken()).isGreaterThan(last);
+                last = lease.fencingToken();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ leases, expiry, lost signal
+
+    @Test
+    void crashedHoldersLeaseExpiresAndAnotherClientAcquires() throws Exception {
+        LockClient crashed = crashableClient();
+        Lease abandoned = crashed.lock("crash").acquire(LONG_WAIT);
+        long start = System.nanoTime();
+        Lease next = client().lock("crash").acquire(Duration.ofSeconds(30));
+        long waited = millisSince(start);
+        assertThat(waited)
+                .as("the other client waits for the lease to run out")
+                .isGreaterThanOrEqualTo(shortLease().toMillis() / 2);
+        assertThat(next.fencingToken()).isGreaterThan(abandoned.fencingToken());
+        assertThat(abandoned.isValid()).isFalse();
+        next.close();
+    }
+
+    @Test
+    void lostSignalFiresWhenALeaseRunsOutWithoutRenewal() throws Exception {
+        LockClient c = crashableClient();
+        Lease lease = c.lock("lost-signal").acquire(LONG_WAIT);
+        assertThat(lease.whenLost()).isNotDone();
+        LeaseLostException signal = lease.whenLost().get(shortLease().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        assertThat(signal).hasMessageContaining("lost-signal");
+        assertThat(lease.isValid()).isFalse();
+        assertThatThrownBy(lease::checkValid).isInstanceOf(LeaseLostException.class);
+        assertThat(lease.remaining()).isEqualTo(Duration.ZERO);
+    }
+
+    @Test
+    void renewalKeepsALeaseBeyondItsLeaseTime() throws Exception {
+        LockClient c = client(b -> b.leaseTime(shortLease()));
+        try (Lease lease = c.lock("renewed").acquire(LONG_WAIT)) {
+            sleep(shortLease().multipliedBy(3));
+            assertThat(lease.isValid()).isTrue();
+            assertThat(lease.whenLost()).isNotDone();
+            assertThat(client().lock("renewed").tryAcquire()).isEmpty();
+        }
+    }
+
+    @Test
+    void remainingIsPositiveAndBoundedByTheLeaseTime() {
+        LockClient c = client(b -> b.leaseTime(Duration.ofSeconds(10)));
+        try (Lease lease = c.lock("remaining").acquire(LONG_WAIT)) {
+            assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    void extendProlongsALeaseWithoutRenewal() throws Exception {
+        LockClient c = crashableClient();
+        Lease lease = c.lock("extend").acquire(LONG_WAIT);
+        lease.extend(shortLease().multipliedBy(4));
+        sleep(shortLease().multipliedBy(2));
+        assertThat(lease.isValid()).isTrue();
+        assertThat(client().lock("extend").tryAcquire()).isEmpty();
+        lease.close();
+        assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(1))).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void unlockOfALostLockThrowsLeaseLost() throws Exception {
+        LockClient c = crashableClient();
+        DistributedLock lock = c.lock("lost-unlock");
+        lock.lock();
+        Lease lease = lock.currentLease().orElseThrow();
+        lease.whenLost().get(shortLease().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("lost-unlock");
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+    }
+
+    @Test
+    void closeCancelsTheLostSignal() {
+        Lease lease = client().lock("cancel-signal").acquire(LONG_WAIT);
+        lease.close();
+        assertThat(lease.whenLost()).isCancelled();
+        assertThatThrownBy(lease::checkValid)
+                .isInstanceOf(LeaseLostException.class)
+                .hasMessageContaining("released");
+    }
+
+    @Test
+    void forceReleaseIsNoticedByTheHolderAsALoss() throws Exception {
+        LockClient holder = client(b -> b.leaseTime(shortLease()));
+        Lease lease = holder.lock("forced").acquire(LONG_WAIT);
+        LockClient admin = client();
+        assertThat(admin.forceRelease("forced")).isTrue();
+        LeaseLostException signal = lease.whenLost().get(shortLease().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+        assertThat(signal).hasMessageContaining("forced");
+        try (Lease next = admin.lock("forced").acquire(LONG_WAIT)) {
+            assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        }
+    }
+
+    // ------------------------------------------------------------------ store failures
+
+    @Test
+    void storeDownMakesAcquireFailWithinTheTimeout() throws Exception {
+        LockClient c = client();
+        c.lock("warm").tryAcquire().ifPresent(Lease::close);
+        stopStore();
+        try {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> c.lock("down").acquire(Duration.ofSeconds(30)))
+                    .isInstanceOf(LockBackendException.class);
+            assertThat(millisSince(start)).isLessThan(operationTimeout().toMillis() + 3_000);
+        } finally {
+            startStore();
+        }
+    }
+
+    @Test
+    void storeDownMakesHeldLeasesLostWithinTheLeaseTime() throws Exception {
+        LockClient c = client(b -> b.leaseTime(shortLease()));
+        Lease lease = c.lock("down-held").acquire(LONG_WAIT);
+        stopStore();
+        try {
+            long start = System.nanoTime();
+            LeaseLostException signal = lease.whenLost()
+                    .get(shortLease().toMillis() + operationTimeout().toMillis() + 10_000, TimeUnit.MILLISECONDS);
+            assertThat(signal).hasMessageContaining("down-held");
+            assertThat(millisSince(start))
+                    .isLessThan(shortLease().toMillis() + operationTimeout().toMillis() + 5_000);
+            assertThat(lease.isValid()).isFalse();
+        } finally {
+            startStore();
+        }
+    }
+
+    @Test
+    void clientWorksAgainAfterTheStoreReturns() throws Exception {
+        LockClient c = client();
+        c.lock("recover").acquire(LONG_WAIT).close();
+        stopStore();
+        try {
+            assertThatThrownBy(() -> c.lock("recover").acquire(Duration.ofSeconds(1)))
+                    .isInstanceOf(LockException.class);
+        } finally {
+            startStore();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try (Lease lease = c.lock("recover").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.isValid()).isTrue();
+                break;
+            } catch (LockBackendException e) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("client recovered within 30 s: " + e)
+                        .isNegative();
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ async
+
+    @Test
+    void asyncAcquireCompletesWithALease() throws Exception {
+        Lease lease = client().lock("async").acquireAsync(LONG_WAIT).get(20, TimeUnit.SECONDS);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(client().lock("async").tryAcquire()).isEmpty();
+        lease.close();
+    }
+
+    @Test
+    void cancellingAnAsyncAcquireLeavesNoHolderBehind() throws Exception {
+        Lease held = client().lock("cancel").acquire(LONG_WAIT);
+        CompletableFuture<Lease> waiting = client().lock("cancel").acquireAsync(LONG_WAIT);
+        Thread.sleep(300);
+        assertThat(waiting.cancel(true)).isTrue();
+        held.close();
+        Thread.sleep(300);
+        Optional<Lease> next = client().lock("cancel").tryAcquire();
+        assertThat(next).as("the cancelled waiter did not take the lock").isPresent();
+        next.get().close();
+        assertThatThrownBy(waiting::get).isInstanceOf(CancellationException.class);
+    }
+
+    @Test
+    void asyncAcquireTimesOutExceptionally() {
+        try (Lease held = client().lock("async-timeout").acquire(LONG_WAIT)) {
+            CompletableFuture<Lease> waiting = client().lock("async-timeout").acquireAsync(Duration.ofMillis(400));
+            assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(LockTimeoutException.class);
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void manyAsyncWaitersAreServedOneAtATime() throws Exception {
+        LockClient c = client();
+        DistributedLock lock = c.lock("async-many");
+        History history = new History();
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            all.add(lock.acquireAsync(LONG_WAIT).thenAccept(lease -> {
+                try (lease) {
+                    history.record("async-many", lease.fencingToken(), "async", () -> {});
+                }
+            }));
+        }
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertThat(history.size()).isEqualTo(20);
+        history.assertExclusive();
+    }
+
+    // ------------------------------------------------------------------ client lifecycle
+
+    @Test
+    void closeReleasesEveryLease() {
+        LockClient a = client();
+        a.lock("close-1").acquire(LONG_WAIT);
+        a.lock("close-2").lock();
+        a.semaphore("close-3", 1).acquire(LONG_WAIT);
+        assertThat(a.heldLeases()).hasSize(3);
+        a.close();
+        LockClient b = client();
+        for (String n : List.of("close-1", "close-2")) {
+            Optional<Lease> lease = b.lock(n).tryAcquire();
+            assertThat(lease).as("'%s' released by close()", n).isPresent();
+            lease.get().close();
+        }
+        assertThat(b.semaphore("close-3", 1).tryAcquire()).isPresent();
+    }
+
+    @Test
+    void closeFailsPendingWaits() throws Exception {
+        Lease held = client().lock("close-wait").acquire(LONG_WAIT);
+        LockClient waiter = client();
+        CompletableFuture<Lease> waiting = waiter.lock("close-wait").acquireAsync(LONG_WAIT);
+        Thread.sleep(200);
+        waiter.close();
+        assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(LockException.class);
+        held.close();
+    }
+
+    @Test
+    void useAfterCloseThrows() {
+        LockClient a = client();
+        a.close();
+        assertThatThrownBy(() -> a.lock("closed").tryAcquire())
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining("closed");
+    }
+
+    @Test
+    void closeLeavesNoThreadsBehind() throws Exception {
+        // Warm up shared, JVM-wide threads (common pool, client library event loops started lazily).
+        LockClient warm = client();
+        warm.lock("threads").acquire(LONG_WAIT).close();
+        warm.close();
+        Thread.sleep(500);
+        int before = nonPoolThreads();
+        for (int i = 0; i < 3; i++) {
+            LockClient c = client(b -> b.leaseTime(shortLease()));
+            Lease l = c.lock("threads").acquire(LONG_WAIT);
+            CompletableFuture<Lease> w = c.lock("threads").acquireAsync(Duration.ofSeconds(5));
+            Thread.sleep(100);
+            l.close();
+            w.get(10, TimeUnit.SECONDS).close();
+            c.close();
+        }
+        awaitTrue(Duration.ofSeconds(10), () -> nonPoolThreads() <= before);
+        assertThat(Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().startsWith("dlock-"))
+                        .count())
+                .isZero();
+    }
+
+    private static int nonPoolThreads() {
+        return (int) Thread.getAllStackTraces().keySet().stream()
+                .filter(Thread::isAlive)
+                .filter(t -> !t.getName().startsWith("ForkJoinPool"))
+                .count();
+    }
+
+    @Test
+    void heldLeasesListsWhatThisClientHolds() {
+        LockClient a = client();
+        try (Lease x = a.lock("held-1").acquire(LONG_WAIT);
+                Lease y = a.fairLock("held-2").acquire(LONG_WAIT)) {
+            assertThat(a.heldLeases()).extracting(Lease::name).containsExactlyInAnyOrder("held-1", "held-2");
+            assertThat(x.isValid() && y.isValid()).isTrue();
+        }
+        assertThat(a.heldLeases()).isEmpty();
+    }
+
+    @Test
+    void describeAndListShowHoldersAndTokens() {
+        LockClient a = client();
+        try (Lease lease = a.lock("described").acquire(LONG_WAIT)) {
+            List<LockInfo> infos = client().describe("described");
+            assertThat(infos).hasSize(1);
+            LockInfo info = infos.get(0);
+            assertThat(info.name()).isEqualTo("described");
+            assertThat(info.holders()).hasSize(1);
+            assertThat(info.holders().get(0).fencingToken()).isEqualTo(lease.fencingToken());
+            assertThat(client().list("descr")).extracting(LockInfo::name).contains("described");
+            assertThat(client().list("zzz")).isEmpty();
+        }
+        assertThat(client().describe("described")).isEmpty();
+    }
+
+    // ------------------------------------------------------------------ bad input
+
+    @Test
+    void badNamesAreRejectedWithAClearMessage() {
+        LockClient a = client();
+        assertThatThrownBy(() -> a.lock(null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("null");
+        assertThatThrownBy(() -> a.lock(""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty");
+        assertThatThrownBy(() -> a.lock("x".repeat(1025)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1025")
+                .hasMessageContaining("1024");
+        assertThatThrownBy(() -> a.lock("é".repeat(513)))
+                .as("the limit counts UTF-8 bytes, not characters")
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> a.lock("nul\0"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("NUL");
+        assertThatThrownBy(() -> a.lock("\uD800"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("surrogate");
+        assertThatThrownBy(() -> a.multiLock()).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> a.multiLock("ok", "")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void badDurationsAndCountsAreRejected() {
+        LockClient a = client();
+        assertThatThrownBy(() -> a.lock("d").acquire(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("negative");
+        assertThatThrownBy(() -> a.lock("d").acquire(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> a.lock("d").withLeaseTime(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> a.semaphore("s", 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("permits");
+        assertThatThrownBy(() -> a.semaphore("s", -3)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> newClientBuilder().leaseTime(Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> newClientBuilder().operationTimeout(Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> newClientBuilder().localQueueLimit(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> newClientBuilder().namespace("has space"))
+                .isInstanceOf(IllegalArgumentException.class);
+        try (Lease lease = a.lock("d").acquire(LONG_WAIT)) {
+            assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void unknownUriSchemeIsRejected() {
+        assertThatThrownBy(() -> LockClient.connect("nosuchstore://x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("nosuchstore://x");
+    }
+
+    // ------------------------------------------------------------------ local queue
+
+    @Test
+    void localQueueLimitShedsLoad() throws Exception {
+        Lease held = client().lock("shed").acquire(LONG_WAIT);
+        List<String> events = new CopyOnWriteArrayList<>();
+        LockClient limited = client(b -> b.localQueueLimit(2).listener(new LockListener() {
+            @Override
+            public void rejected(String name) {
+                events.add("rejected " + name);
+            }
+        }));
+        DistributedLock lock = limited.lock("shed");
+        CompletableFuture<Lease> first = lock.acquireAsync(LONG_WAIT);
+        CompletableFuture<Lease> second = lock.acquireAsync(LONG_WAIT);
+        assertThatThrownBy(() -> lock.acquire(LONG_WAIT))
+                .isInstanceOf(LockRejectedException.class)
+                .hasMessageContaining("shed");
+        assertThat(events).containsExactly("rejected shed");
+        held.close();
+        first.get(20, TimeUnit.SECONDS).close();
+        second.get(20, TimeUnit.SECONDS).close();
+    }
+
+    @Test
+    void listenerSeesAcquireReleaseAndTimeout() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        LockClient c = client(b -> b.listener(new LockListener() {
+            @Override
+            public void acquired(String name, Duration waited) {
+                events.add("acquired " + name);
+            }
+
+            @Override
+            public void released(String name, Duration held) {
+                events.add("released " + name);
+            }
+
+            @Override
+            public void failed(String name, Duration waited, Throwable cause) {
+                events.add("failed " + name + " " + cause.getClass().getSimpleName());
+            }
+        }));
+        c.lock("events").acquire(LONG_WAIT).close();
+        try (Lease held = client().lock("events").acquire(LONG_WAIT)) {
+            assertThatThrownBy(() -> c.lock("events").acquire(Duration.ofMillis(100)))
+                    .isInstanceOf(LockTimeoutException.class);
+            assertThat(held.isValid()).isTrue();
+        }
+        assertThat(events).containsExactly("acquired events", "released events", "failed events LockTimeoutException");
+    }
+
+    // ------------------------------------------------------------------ fair lock
+
+    @Test
+    void fairLockServesWaitersInArrivalOrderAcrossClients() throws Exception {
+        Lease held = client().fairLock("fifo").acquire(LONG_WAIT);
+        List<Integer> order = new CopyOnWriteArrayList<>();
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            int id = i;
+            waiters.add(client().fairLock("fifo")
+                    .acquireAsync(Duration.ofSeconds(60))
+                    .thenAccept(lease -> {
+                        order.add(id);
+                        try {
+                            Thread.sleep(50);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        lease.close();
+                    }));
+            Thread.sleep(400); // let each waiter take its place in the store's queue before the next
+        }
+        held.close();
+        CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertThat(order).containsExactly(0, 1, 2, 3);
+    }
+
+    @Test
+    void fairLockSkipsAWaiterThatDiedInTheQueue() throws Exception {
+        Lease held = client().fairLock("fair-dead").acquire(LONG_WAIT);
+        LockClient dying = client(b -> b.leaseTime(shortLease()));
+        CompletableFuture<Lease> dead = dying.fairLock("fair-dead").acquireAsync(Duration.ofSeconds(60));
+        Thread.sleep(400);
+        CompletableFuture<Lease> alive = client().fairLock("fair-dead").acquireAsync(Duration.ofSeconds(60));
+        Thread.sleep(400);
+        simulateCrash(dying);
+        held.close();
+        Lease lease = alive.get(shortLease().toMillis() * 4 + 20_000, TimeUnit.MILLISECONDS);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(dead).isNotCompleted();
+        lease.close();
+    }
+
+    /**
+     * Makes a client behave like a crashed process for the rest of the test: it stops talking to the
+     * store without releasing anything or leaving any queue. The default cuts the client off with a
+     * {@link FreezableBackend}; a backend whose store keeps entries alive for a live connection (a
+     * ZooKeeper session) overrides this to also end that connection.
+     *
+     * @param client the client to "crash"
+     * @throws Exception if the crash could not be simulated
+     */
+    protected void simulateCrash(LockClient client) throws Exception {
+        freezable.get(client).freeze();
+    }
+
+    // ------------------------------------------------------------------ read-write lock
+
+    @Test
+    void readersShare() throws Exception {
+        DistributedReadWriteLock a = client().readWriteLock("rw-share");
+        DistributedReadWriteLock b = client().readWriteLock("rw-share");
+        try (Lease r1 = a.readLock().acquire(LONG_WAIT);
+                Lease r2 = b.readLock().acquire(LONG_WAIT)) {
+            assertThat(r1.isValid() && r2.isValid()).isTrue();
+            assertThat(r2.fencingToken()).isNotEqualTo(r1.fencingToken());
+        }
+    }
+
+    @Test
+    void writerExcludesReadersAndWriters() {
+        DistributedReadWriteLock a = client().readWriteLock("rw-excl");
+        DistributedReadWriteLock b = client().readWriteLock("rw-excl");
+        try (Lease w = a.writeLock().acquire(LONG_WAIT)) {
+            assertThat(b.readLock().tryAcquire()).isEmpty();
+            assertThat(b.writeLock().tryAcquire()).isEmpty();
+            assertThat(w.isValid()).isTrue();
+        }
+        try (Lease r = a.readLock().acquire(LONG_WAIT)) {
+            assertThat(b.writeLock().tryAcquire())
+                    .as("a reader excludes writers")
+                    .isEmpty();
+            assertThat(r.isValid()).isTrue();
+        }
+        assertThat(b.writeLock().tryAcquire()).isPresent();
+    }
+
+    @Test
+    void aQueuedWriterIsNotStarvedByNewReaders() throws Exception {
+        DistributedReadWriteLock a = client().readWriteLock("rw-starve");
+        Lease reader = a.readLock().acquire(LONG_WAIT);
+        CompletableFuture<Lease> writer =
+                client().readWriteLock("rw-starve").writeLock().acquireAsync(Duration.ofSeconds(60));
+        Thread.sleep(500);
+        assertThat(client().readWriteLock("rw-starve").readLock().tryAcquire())
+                .as("a new reader waits behind the queued writer")
+                .isEmpty();
+        reader.close();
+        Lease w = writer.get(30, TimeUnit.SECONDS);
+        assertThat(w.isValid()).isTrue();
+        w.close();
+        assertThat(client().readWriteLock("rw-starve").readLock().tryAcquire()).isPresent();
+    }
+
+    @Test
+    void writeToReadDowngradeIsAllowed() {
+        DistributedReadWriteLock rw = client().readWriteLock("rw-down");
+        rw.writeLock().lock();
+        rw.readLock().lock();
+        rw.writeLock().unlock();
+        DistributedReadWriteLock other = client().readWriteLock("rw-down");
+        assertThat(other.writeLock().tryAcquire())
+                .as("the downgraded read hold still excludes writers")
+                .isEmpty();
+        Optional<Lease> sharedRead = other.readLock().tryAcquire();
+        assertThat(sharedRead).as("other readers may now share").isPresent();
+        sharedRead.get().close();
+        rw.readLock().unlock();
+        assertThat(other.writeLock().tryAcquire()).isPresent();
+    }
+
+    @Test
+    void readToWriteUpgradeFailsFast() {
+        DistributedReadWriteLock rw = client().readWriteLock("rw-up");
+        rw.readLock().lock();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> rw.writeLock().lock())
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("upgrad");
+        assertThat(millisSince(start)).isLessThan(1_000);
+        rw.readLock().unlock();
+        rw.writeLock().lock();
+        rw.writeLock().unlock();
+    }
+
+    @Test
+    void readWriteFuzzNeverMixesWritersWithAnyone() throws Exception {
+        List<LockClient> cs = List.of(client(), client(), client());
+        AtomicInteger readers = new AtomicInteger();
+        AtomicInteger writers = new AtomicInteger();
+        AtomicBoolean violation = new AtomicBoolean();
+        int[] writes = {0};
+        AtomicInteger next = new AtomicInteger();
+        runThreads(6, () -> {
+            int me = next.getAndIncrement();
+            DistributedReadWriteLock rw = cs.get(me % 3).readWriteLock("rw-fuzz");
+            for (int i = 0; i < 12; i++) {
+                boolean write = (i + me) % 3 == 0;
+                try (Lease lease = (write ? rw.writeLock() : rw.readLock()).acquire(Duration.ofSeconds(60))) {
+                    if (write) {
+                        if (writers.incrementAndGet() != 1 || readers.get() != 0) {
+                            violation.set(true);
+                        }
+                        writes[0]++;
+                        Thread.sleep(2);
+                        writers.decrementAndGet();
+                    } else {
+                        readers.incrementAndGet();
+                        if (writers.get() != 0) {
+                            violation.set(true);
+                        }
+                        Thread.sleep(2);
+                        readers.decrementAndGet();
+                    }
+                    assertThat(lease.isValid()).isTrue();
+                }
+            }
+        });
+        assertThat(violation).isFalse();
+        assertThat(writes[0]).isEqualTo(24);
+    }
+
+    // ------------------------------------------------------------------ semaphore
+
+    @Test
+    void semaphoreNeverExceedsItsPermits() throws Exception {
+        List<LockClient> cs = List.of(client(), client(), client());
+        History history = new History();
+        AtomicInteger next = new AtomicInteger();
+        runThreads(8, () -> {
+            DistributedSemaphore s = cs.get(next.getAndIncrement() % 3).semaphore("sem", 3);
+            for (int i = 0; i < 8; i++) {
+                try (Lease permit = s.acquire(Duration.ofSeconds(60))) {
+                    history.record(
+                            "sem", permit.fencingToken(), Thread.currentThread().getName(), () -> {
+                                try {
+                                    Thread.sleep(3);
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            });
+                }
+            }
+        });
+        assertThat(history.size()).isEqualTo(64);
+        history.assertAtMost(3);
+    }
+
+    @Test
+    void semaphoreAdmitsExactlyItsPermits() {
+        DistributedSemaphore s = client().semaphore("sem-count", 2);
+        Lease a = s.tryAcquire().orElseThrow();
+        Lease b = client().semaphore("sem-count", 2).tryAcquire().orElseThrow();
+        assertThat(client().semaphore("sem-count", 2).tryAcquire()).isEmpty();
+        a.close();
+        Lease c = s.tryAcquire().orElseThrow();
+        assertThat(s.permits()).isEqualTo(2);
+        b.close();
+        c.close();
+    }
+
+    @Test
+    void semaphoreGetsACrashedHoldersPermitBackAfterItsLease() throws Exception {
+        LockClient crashed = crashableClient();
+        Lease abandoned = crashed.semaphore("sem-crash", 1).acquire(LONG_WAIT);
+        Lease next = client().semaphore("sem-crash", 1).acquire(Duration.ofSeconds(30));
+        assertThat(next.fencingToken()).isGreaterThan(abandoned.fencingToken());
+        next.close();
+    }
+
+    // ------------------------------------------------------------------ multi-lock
+
+    @Test
+    void multiLockTakesAllNamesAndReleasesAll() {
+        LockClient a = client();
+        Lease lease = a.multiLock("m-b", "m-a", "m-c", "m-a").acquire(LONG_WAIT);
+        assertThat(lease.parts()).extracting(Lease::name).containsExactly("m-a", "m-b", "m-c");
+        assertThat(lease.name()).isEqualTo("m-a,m-b,m-c");
+        assertThatThrownBy(lease::fencingToken).isInstanceOf(IllegalStateException.class);
+        for (String n : List.of("m-a", "m-b", "m-c")) {
+            assertThat(client().lock(n).tryAcquire()).isEmpty();
+        }
+        lease.close();
+        for (String n : List.of("m-a", "m-b", "m-c")) {
+            assertThat(client().lock(n).tryAcquire()).isPresent();
+        }
+    }
+
+    @Test
+    void multiLockIsAllOrNothing() {
+        Lease busy = client().lock("mx-2").acquire(LONG_WAIT);
+        LockClient a = client();
+        assertThatThrownBy(() -> a.multiLock("mx-1", "mx-2", "mx-3").acquire(Duration.ofMillis(500)))
+                .isInstanceOf(LockTimeoutException.class);
+        assertThat(client().lock("mx-1").tryAcquire())
+                .as("the part taken before the busy one was released")
+                .isPresent();
+        assertThat(client().lock("mx-3").tryAcquire()).isPresent();
+        assertThat(a.heldLeases()).isEmpty();
+        busy.close();
+    }
+
+    @Test
+    void overlappingMultiLocksInOppositeOrderDoNotDeadlock() throws Exception {
+        LockClient a = client();
+        LockClient b = client();
+        int[] counter = {0};
+        AtomicInteger next = new AtomicInteger();
+        runThreads(4, () -> {
+            int me = next.getAndIncrement();
+            DistributedLock lock = me % 2 == 0 ? a.multiLock("o-1", "o-2", "o-3") : b.multiLock("o-3", "o-2", "o-1");
+            for (int i = 0; i < 8; i++) {
+                lock.lock();
+                try {
+                    counter[0]++;
+                } finally {
+                    lock.unlock();
+                }
+            }
+        });
+        assertThat(counter[0]).isEqualTo(32);
+    }
+}

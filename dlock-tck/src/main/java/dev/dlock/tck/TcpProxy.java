@@ -1,0 +1,179 @@
+package dev.dlock.tck;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A TCP forwarder for fault tests: put it between a client and a real server, then {@link #cut()} to
+ * make the server unreachable and {@link #restore()} to bring it back, without touching a server that
+ * others share.
+ *
+ * <p>While cut, existing connections are closed and new ones are accepted but never forwarded (a
+ * black hole: the client's requests get no answer, as with a dead host), so clients exercise their
+ * timeouts rather than a quick "connection refused".
+ *
+ * <pre>{@code
+ * try (TcpProxy proxy = TcpProxy.start("127.0.0.1", 5432)) {
+ *     String url = "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/test";
+ *     proxy.cut();
+ *     proxy.restore();
+ * }
+ * }</pre>
+ *
+ * <p>Concurrency: one accept thread, and two pump threads per forwarded connection, all daemon threads
+ * named {@code tcp-proxy-*}; {@link #close()} stops them all.
+ */
+public final class TcpProxy implements AutoCloseable {
+    private final String targetHost;
+    private final int targetPort;
+    private final ServerSocket server;
+    private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
+    private volatile boolean cut;
+    private volatile boolean closed;
+
+    private TcpProxy(String targetHost, int targetPort) throws IOException {
+        this.targetHost = targetHost;
+        this.targetPort = targetPort;
+        this.server = new ServerSocket(0, 128, InetAddress.getLoopbackAddress());
+        this.acceptor = new Thread(this::acceptLoop, "tcp-proxy-accept-" + server.getLocalPort());
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    /**
+     * Starts a proxy on a free loopback port forwarding to the target.
+     *
+     * @param targetHost the real server's host
+     * @param targetPort the real server's port
+     * @return the running proxy
+     * @throws IOException if no port could be bound
+     */
+    public static TcpProxy start(String targetHost, int targetPort) throws IOException {
+        return new TcpProxy(targetHost, targetPort);
+    }
+
+    /**
+     * The port clients should connect to.
+     *
+     * @return the proxy's loopback port
+     */
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    /** Closes every forwarded connection and black-holes new ones until {@link #restore()}. */
+    public void cut() {
+        cut = true;
+        closeAll();
+    }
+
+    /** Forwards new connections again (clients must reconnect). */
+    public void restore() {
+        cut = false;
+        // Black-holed connections accepted during the cut are dropped, so clients reconnect.
+        closeAll();
+    }
+
+    /**
+     * Whether the proxy is cut.
+     *
+     * @return true between {@link #cut()} and {@link #restore()}
+     */
+    public boolean isCut() {
+        return cut;
+    }
+
+    private void closeAll() {
+        for (Socket s : sockets) {
+            closeQuietly(s);
+        }
+        sockets.clear();
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = server.accept();
+            } catch (IOException e) {
+                return;
+            }
+            sockets.add(client);
+            if (cut) {
+                continue; // black hole: keep it open, forward nothing
+            }
+            Socket upstream = new Socket();
+            try {
+                upstream.connect(new InetSocketAddress(targetHost, targetPort), 5_000);
+            } catch (IOException e) {
+                closeQuietly(client);
+                closeQuietly(upstream);
+                continue;
+            }
+            sockets.add(upstream);
+            pump(client, upstream);
+            pump(upstream, client);
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread t = new Thread(
+                () -> {
+                    byte[] buffer = new byte[16 * 1024];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        int n;
+                        while ((n = in.read(buffer)) >= 0) {
+                            if (cut) {
+                                break;
+                            }
+                            out.write(buffer, 0, n);
+                            out.flush();
+                        }
+                    } catch (IOException e) {
+                        // connection closed by either side or by cut()
+                    } finally {
+                        closeQuietly(from);
+                        closeQuietly(to);
+                        sockets.remove(from);
+                        sockets.remove(to);
+                    }
+                },
+                "tcp-proxy-pump-" + server.getLocalPort());
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // already closed
+        }
+    }
+
+    /** Stops the proxy and closes every connection. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            server.close();
+        } catch (IOException ignored) {
+            // already closed
+        }
+        closeAll();
+        try {
+            acceptor.join(2_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
