@@ -117,16 +117,26 @@ final class JdbcBackend implements LockBackend {
         }
         String state = e.getSQLState() == null ? "" : e.getSQLState();
         int code = e.getErrorCode();
-        return state.startsWith("08")
+        return isBrokenConnection(e)
                 || state.equals("40001")
                 || state.equals("40P01")
-                || state.equals("57P01")
-                || state.equals("57P02")
-                || state.equals("57P03")
                 || state.equals("HYT00") // H2 lock timeout
                 || code == 1205 // MySQL lock wait timeout
                 || code == 1213 // MySQL deadlock
                 || code == 50200; // H2 lock timeout
+    }
+
+    /** The connection is unusable: the pool must drop it, and a new one may work. */
+    static boolean isBrokenConnection(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        int code = e.getErrorCode();
+        return state.startsWith("08")
+                || state.equals("57P01") // PostgreSQL: terminated by administrator
+                || state.equals("57P02")
+                || state.equals("57P03")
+                || code == 90067 // H2: connection broken
+                || code == 90121 // H2: database closed
+                || code == 1927; // MariaDB: connection killed
     }
 
     @Override

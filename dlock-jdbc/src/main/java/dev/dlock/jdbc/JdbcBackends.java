@@ -2,6 +2,7 @@ package dev.dlock.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.SQLExceptionOverride;
 import dev.dlock.LockBackendException;
 import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackend;
@@ -165,6 +166,15 @@ public final class JdbcBackends {
             config.setValidationTimeout(Math.min(timeout, 5000));
             config.setInitializationFailTimeout(timeout);
             config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+            // H2 reports a dead server session with its own codes, not SQLState 08: evict those too.
+            config.setExceptionOverride(new SQLExceptionOverride() {
+                @java.lang.Override
+                public SQLExceptionOverride.Override adjudicate(SQLException e) {
+                    return JdbcBackend.isBrokenConnection(e)
+                            ? SQLExceptionOverride.Override.MUST_EVICT
+                            : SQLExceptionOverride.Override.CONTINUE_EVICT;
+                }
+            });
             HikariDataSource pool;
             try {
                 pool = new HikariDataSource(config);
