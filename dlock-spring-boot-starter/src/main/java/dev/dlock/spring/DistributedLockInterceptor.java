@@ -121,9 +121,10 @@ final class DistributedLockInterceptor implements MethodInterceptor {
                     new LockTimeoutException(
                             "could not acquire '" + lock.name() + "' within " + wait + " for " + plan.label()));
         }
+        Lease lease = lock.currentLease().orElseThrow();
         Object result;
         try {
-            plan.injectLease(invocation.getArguments(), lock.currentLease().orElseThrow());
+            plan.injectLease(invocation.getArguments(), lease);
             result = invocation.proceed();
         } catch (Throwable failure) {
             try {
@@ -133,11 +134,18 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             }
             throw failure;
         }
+        // Lost, or past its local deadline before the watchdog noticed: either way not protected to the end.
+        LeaseLostException lost = lostWhileRunning(lease, plan);
         try {
             lock.unlock();
+        } catch (LeaseLostException e) {
+            throw lost != null ? lost : e;
         } catch (LockBackendException e) {
             log.warn(plan.label() + ": could not release '" + lock.name() + "'; the store frees it when its lease"
                     + " runs out: " + e.getMessage());
+        }
+        if (lost != null) {
+            throw lost;
         }
         return result;
     }
@@ -268,13 +276,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
      */
     CompletableFuture<LeaseLostException> release(Lease lease, LockPlan plan) {
         Supplier<LeaseLostException> close = () -> {
-            LeaseLostException lost = null;
-            try {
-                lease.checkValid();
-            } catch (LeaseLostException e) {
-                lost = new LeaseLostException(
-                        plan.label() + ": the lock was lost while the method ran: " + e.getMessage());
-            }
+            LeaseLostException lost = lostWhileRunning(lease, plan);
             try {
                 lease.close();
             } catch (LockBackendException e) {
@@ -287,6 +289,16 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             return CompletableFuture.supplyAsync(close, releases);
         } catch (RejectedExecutionException shuttingDown) {
             return CompletableFuture.completedFuture(close.get());
+        }
+    }
+
+    /** The loss to report when the lease is no longer valid, or null. */
+    private static LeaseLostException lostWhileRunning(Lease lease, LockPlan plan) {
+        try {
+            lease.checkValid();
+            return null;
+        } catch (LeaseLostException e) {
+            return new LeaseLostException(plan.label() + ": the lock was lost while the method ran: " + e.getMessage());
         }
     }
 

@@ -26,13 +26,19 @@ import org.springframework.core.type.AnnotationMetadata;
  * Auto-configuration of the {@link LockClient} bean and the {@link DistributedLock} annotation.
  *
  * <p>The client is built from {@link DlockProperties} and connected to the store chosen by {@code
- * dlock.uri}, a {@link LockBackendFactory} bean, or the application's own store client. Every {@link LockListener} bean receives its events, every {@link
+ * dlock.uri}, a {@link LockBackendFactory} bean, or the application's own store client (see {@link
+ * DlockBackendsConfiguration}). Every {@link LockListener} bean receives its events, every {@link
  * LockClientBuilderCustomizer} bean may adjust it, and unless {@code dlock.startup-check=false} the
  * application does not start when the store does not answer. An application that defines its own {@link
  * LockClient} bean keeps it; the annotation, health indicator and endpoint then use that one.
  */
-@AutoConfiguration
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"
+        })
 @EnableConfigurationProperties(DlockProperties.class)
+@Import(DlockBackendsConfiguration.class)
 public class DlockAutoConfiguration {
     /** Creates the configuration (called by Spring). */
     public DlockAutoConfiguration() {}
@@ -41,10 +47,9 @@ public class DlockAutoConfiguration {
     @ConditionalOnMissingBean(LockClient.class)
     DlockStore dlockStore(
             DlockProperties properties, ListableBeanFactory beans, ObjectProvider<BackendCandidate> candidates) {
-        return DlockStore.choose(
-                properties,
-                beans.getBeansOfType(LockBackendFactory.class),
-                candidates.orderedStream().toList());
+        return DlockStore.choose(properties, beans.getBeansOfType(LockBackendFactory.class), () -> candidates
+                .orderedStream()
+                .toList());
     }
 
     @Bean

@@ -13,11 +13,16 @@ final class DlockFailureAnalyzer extends AbstractFailureAnalyzer<LockBackendExce
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, LockBackendException cause) {
+        String message = String.valueOf(cause.getMessage());
+        String tables = message.contains("table")
+                ? " If dlock's tables are missing, create them with the DDL shipped in dlock-jdbc, or let dlock"
+                        + " create them: dlock.jdbc.create-tables=true (or dlock.createTables=true in a jdbc: URI)."
+                : "";
         return new FailureAnalysis(
-                cause.getMessage(),
+                message,
                 "Make sure the lock store is running and reachable from this host, and that dlock.uri (or the"
-                        + " store client bean dlock uses) points to it. To start without checking the store, set"
-                        + " dlock.startup-check=false.",
+                        + " store client bean dlock uses) points to it." + tables
+                        + " To start without checking the store, set dlock.startup-check=false.",
                 cause);
     }
 }

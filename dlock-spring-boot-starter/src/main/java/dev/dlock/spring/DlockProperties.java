@@ -70,6 +70,10 @@ public class DlockProperties {
 
     private final Aop aop = new Aop();
 
+    private final Redis redis = new Redis();
+
+    private final Jdbc jdbc = new Jdbc();
+
     /**
      * The store URI.
      *
@@ -248,6 +252,178 @@ public class DlockProperties {
      */
     public Aop getAop() {
         return aop;
+    }
+
+    /**
+     * The settings for a store built from the application's Redis connection factory.
+     *
+     * @return the settings
+     */
+    public Redis getRedis() {
+        return redis;
+    }
+
+    /**
+     * The settings for a store built from the application's {@code DataSource}.
+     *
+     * @return the settings
+     */
+    public Jdbc getJdbc() {
+        return jdbc;
+    }
+
+    /**
+     * The {@code dlock.redis.*} properties: used when the store is the application's Lettuce connection
+     * factory. With {@code dlock.uri}, put these in the URI instead.
+     */
+    public static class Redis {
+        /**
+         * How many replicas must acknowledge every grant and renewal (Redis WAIT) before it counts; 0 for
+         * none. Standalone and Sentinel only.
+         */
+        private int replicaAcks;
+
+        /** How long a grant or renewal waits for the replica acknowledgements. */
+        private Duration replicaAckTimeout = Duration.ofMillis(100);
+
+        /** Creates the defaults. */
+        public Redis() {}
+
+        /**
+         * The replica acknowledgements.
+         *
+         * @return how many replicas must acknowledge, 0 for none
+         */
+        public int getReplicaAcks() {
+            return replicaAcks;
+        }
+
+        /**
+         * Sets the replica acknowledgements.
+         *
+         * @param replicaAcks how many replicas must acknowledge, 0 for none
+         */
+        public void setReplicaAcks(int replicaAcks) {
+            this.replicaAcks = replicaAcks;
+        }
+
+        /**
+         * The acknowledgement timeout.
+         *
+         * @return the timeout
+         */
+        public Duration getReplicaAckTimeout() {
+            return replicaAckTimeout;
+        }
+
+        /**
+         * Sets the acknowledgement timeout.
+         *
+         * @param replicaAckTimeout positive, shorter than the operation timeout
+         */
+        public void setReplicaAckTimeout(Duration replicaAckTimeout) {
+            this.replicaAckTimeout = replicaAckTimeout;
+        }
+    }
+
+    /**
+     * The {@code dlock.jdbc.*} properties: used when the store is the application's {@code DataSource}.
+     * With {@code dlock.uri}, use the URI parameters ({@code dlock.tablePrefix}, {@code dlock.createTables},
+     * ...) instead.
+     */
+    public static class Jdbc {
+        /** The prefix of dlock's two table names (<prefix>locks and <prefix>entries). */
+        private String tablePrefix = "dlock_";
+
+        /**
+         * Whether to create the tables at startup when they are missing. When false, the startup fails if
+         * they do not exist.
+         */
+        private boolean createTables;
+
+        /**
+         * Whether exclusive locks use the database's advisory locks on one dedicated session instead of
+         * lease rows (PostgreSQL, MySQL, MariaDB).
+         */
+        private boolean advisory;
+
+        /** How many threads run the backend's blocking JDBC calls. */
+        private int threads = 4;
+
+        /** Creates the defaults. */
+        public Jdbc() {}
+
+        /**
+         * The table prefix.
+         *
+         * @return the prefix
+         */
+        public String getTablePrefix() {
+            return tablePrefix;
+        }
+
+        /**
+         * Sets the table prefix.
+         *
+         * @param tablePrefix 1 to 40 characters of {@code [a-z0-9_]}, not starting with a digit
+         */
+        public void setTablePrefix(String tablePrefix) {
+            this.tablePrefix = tablePrefix;
+        }
+
+        /**
+         * Whether missing tables are created.
+         *
+         * @return true to create them
+         */
+        public boolean isCreateTables() {
+            return createTables;
+        }
+
+        /**
+         * Sets whether missing tables are created.
+         *
+         * @param createTables true to create them
+         */
+        public void setCreateTables(boolean createTables) {
+            this.createTables = createTables;
+        }
+
+        /**
+         * Whether advisory locks are used.
+         *
+         * @return true for advisory locks
+         */
+        public boolean isAdvisory() {
+            return advisory;
+        }
+
+        /**
+         * Sets whether advisory locks are used.
+         *
+         * @param advisory true for advisory locks
+         */
+        public void setAdvisory(boolean advisory) {
+            this.advisory = advisory;
+        }
+
+        /**
+         * The JDBC thread count.
+         *
+         * @return the count
+         */
+        public int getThreads() {
+            return threads;
+        }
+
+        /**
+         * Sets the JDBC thread count.
+         *
+         * @param threads 1 to 64
+         */
+        public void setThreads(int threads) {
+            this.threads = threads;
+        }
     }
 
     /** The {@code dlock.metrics.*} properties. */

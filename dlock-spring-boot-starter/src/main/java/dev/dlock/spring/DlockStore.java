@@ -5,6 +5,7 @@ import dev.dlock.LockClient;
 import dev.dlock.spi.LockBackendFactory;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
@@ -38,7 +39,9 @@ final class DlockStore {
     }
 
     static DlockStore choose(
-            DlockProperties properties, Map<String, LockBackendFactory> factories, List<BackendCandidate> candidates) {
+            DlockProperties properties,
+            Map<String, LockBackendFactory> factories,
+            Supplier<List<BackendCandidate>> offered) {
         String uri = properties.getUri();
         if (uri != null && !uri.isBlank()) {
             return new DlockStore(mask(uri.strip()), uri.strip(), null);
@@ -53,6 +56,7 @@ final class DlockStore {
                     + "; keep one, or set dlock.uri");
         }
         String wanted = properties.getBackend();
+        List<BackendCandidate> candidates = offered.get();
         List<BackendCandidate> eligible = candidates.stream()
                 .filter(c -> wanted == null || wanted.isBlank() || c.kind().equalsIgnoreCase(wanted.strip()))
                 .toList();
@@ -75,8 +79,9 @@ final class DlockStore {
         }
         throw new IllegalStateException("dlock: no lock store is configured. Set dlock.uri (for example"
                 + " redis://localhost:6379, jdbc:postgresql://localhost:5432/app, or mem: for one JVM), define a"
-                + " LockBackendFactory bean, or put a dlock backend module (dlock-redis, dlock-jdbc) next to the"
-                + " application's Redis connection factory or DataSource");
+                + " LockBackendFactory bean, or put a dlock backend module (dlock-redis, dlock-jdbc,"
+                + " dlock-zookeeper) next to the application's Redis connection factory, DataSource or"
+                + " CuratorFramework");
     }
 
     private static String describe(List<BackendCandidate> candidates) {
@@ -114,7 +119,7 @@ final class DlockStore {
             client = builder.build();
         } catch (LockBackendException e) {
             throw new LockBackendException(
-                    "dlock could not connect to the lock store at " + description + ": " + mask(e.getMessage()), e);
+                    "dlock could not open the lock store at " + description + ": " + mask(e.getMessage()), e);
         } catch (IllegalArgumentException e) {
             // The engine's message quotes the URI as given: mask it, and leave the original out of the chain.
             throw new IllegalArgumentException("dlock: " + mask(String.valueOf(e.getMessage())));

@@ -5,6 +5,7 @@ import dev.dlock.LockException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.springframework.beans.factory.ObjectProvider;
@@ -145,12 +146,9 @@ public class LockedService {
     }
 
     @DistributedLock(key = "'lost:' + #id", waitTime = "0")
-    public String holdUntilLost(String id, Lease lease, Runnable cutOff) throws InterruptedException {
+    public String holdUntilLost(String id, Lease lease, Runnable cutOff) throws Exception {
         cutOff.run();
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (lease.isValid() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        lease.whenLost().get(20, TimeUnit.SECONDS);
         return "finished";
     }
 }
