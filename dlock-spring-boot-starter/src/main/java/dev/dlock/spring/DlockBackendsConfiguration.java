@@ -96,13 +96,17 @@ class DlockBackendsConfiguration {
                     factory);
         }
 
-        /** The JDBC URL of the common pools (Hikari, Tomcat, DBCP2), without passwords. */
+        /**
+         * The JDBC URL of the common pools and drivers' data sources (Hikari, Tomcat, DBCP2, PostgreSQL),
+         * without its query (settings, and maybe a password).
+         */
         private static String url(DataSource dataSource) {
             BeanWrapper properties = PropertyAccessorFactory.forBeanPropertyAccess(dataSource);
             for (String property : new String[] {"jdbcUrl", "url"}) {
                 if (properties.isReadableProperty(property)
                         && properties.getPropertyValue(property) instanceof String url) {
-                    return DlockStore.mask(url);
+                    int query = url.indexOf('?');
+                    return DlockStore.mask(query < 0 ? url : url.substring(0, query));
                 }
             }
             return dataSource.getClass().getSimpleName();

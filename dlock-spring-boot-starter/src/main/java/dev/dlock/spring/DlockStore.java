@@ -3,6 +3,7 @@ package dev.dlock.spring;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.spi.LockBackendFactory;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -56,7 +57,9 @@ final class DlockStore {
                     + "; keep one, or set dlock.uri");
         }
         String wanted = properties.getBackend();
-        List<BackendCandidate> candidates = offered.get();
+        List<BackendCandidate> candidates = offered.get().stream()
+                .sorted(Comparator.comparing(BackendCandidate::kind))
+                .toList();
         List<BackendCandidate> eligible = candidates.stream()
                 .filter(c -> wanted == null || wanted.isBlank() || c.kind().equalsIgnoreCase(wanted.strip()))
                 .toList();

@@ -13,11 +13,16 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
@@ -26,6 +31,8 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.io.support.SpringFactoriesLoader;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * How the {@link LockClient} bean is made: which store is chosen, what the messages say when none or
@@ -90,6 +97,48 @@ class ClientConfigurationTest {
     void anUnknownBackendNameIsAnError() {
         runner.withPropertyValues("dlock.backend=redis").run(context -> assertThat(failureMessages(context))
                 .contains("dlock.backend=redis but no such store client qualifies"));
+    }
+
+    @Test
+    void whenSeveralApplicationStoresQualifyDlockBackendChooses() throws Exception {
+        String prefix = "choice_" + Long.toHexString(System.nanoTime()) + "_";
+        ApplicationContextRunner both = runner.withBean(
+                        LettuceConnectionFactory.class,
+                        () -> new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 1)))
+                .withBean(DataSource.class, () -> {
+                    PGSimpleDataSource postgres = new PGSimpleDataSource();
+                    postgres.setUrl("jdbc:postgresql://127.0.0.1:5432/test");
+                    postgres.setUser("postgres");
+                    return postgres;
+                })
+                .withPropertyValues(
+                        "dlock.operation-timeout=1s",
+                        "dlock.jdbc.table-prefix=" + prefix,
+                        "dlock.jdbc.create-tables=true");
+        both.run(context -> assertThat(failureMessages(context))
+                .contains("several lock stores qualify (jdbc: jdbc:postgresql://127.0.0.1:5432/test (the application's"
+                        + " DataSource, tables " + prefix + "*), redis: redis://127.0.0.1:1/0 (the application's"
+                        + " LettuceConnectionFactory))")
+                .contains("dlock.backend=jdbc|redis"));
+        both.withPropertyValues("dlock.backend=redis").run(context -> assertThat(failureMessages(context))
+                .contains("dlock could not open the lock store at redis://127.0.0.1:1/0"));
+        try {
+            both.withPropertyValues("dlock.backend=jdbc").run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(context.getBean(DlockStore.class).description())
+                        .startsWith("jdbc:postgresql://127.0.0.1:5432/test");
+                try (Lease lease =
+                        context.getBean(LockClient.class).lock("chosen").acquire(Duration.ofSeconds(5))) {
+                    assertThat(lease.fencingToken()).isPositive();
+                }
+            });
+        } finally {
+            try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/test", "postgres", "");
+                    Statement st = c.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + prefix + "locks");
+                st.execute("DROP TABLE IF EXISTS " + prefix + "entries");
+            }
+        }
     }
 
     @Test

@@ -2,9 +2,13 @@ package dev.dlock.spring;
 
 import dev.dlock.tck.FreezableBackend;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -12,7 +16,13 @@ import org.springframework.context.annotation.Import;
 /** The application the starter tests run: full auto-configuration plus the annotated services. */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import({LockedService.class, AsyncLockedService.class, ReactiveLockedService.class, TestApplication.Freezing.class})
+@Import({
+    LockedService.class,
+    AsyncLockedService.class,
+    ReactiveLockedService.class,
+    TestApplication.Freezing.class,
+    TestApplication.ZooKeeperClient.class
+})
 public class TestApplication {
     /** Used by a key expression: {@code @lockKeys.suffix()}. */
     @Bean
@@ -56,6 +66,17 @@ public class TestApplication {
                 freezer.backend.set(freezable);
                 return freezable;
             });
+        }
+    }
+
+    /** With {@code test.zookeeper.connect}: the application's own Curator client, as many applications have. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty("test.zookeeper.connect")
+    static class ZooKeeperClient {
+        @Bean(initMethod = "start", destroyMethod = "close")
+        CuratorFramework curator(org.springframework.core.env.Environment environment) {
+            return CuratorFrameworkFactory.newClient(
+                    environment.getRequiredProperty("test.zookeeper.connect"), new RetryOneTime(100));
         }
     }
 
