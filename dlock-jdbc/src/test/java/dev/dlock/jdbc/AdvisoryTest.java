@@ -91,18 +91,4 @@ abstract class AdvisoryTest {
         assertThat(client().lock("session").tryAcquire()).isEmpty();
         lease.close();
     }
-
-    static final class Postgres extends AdvisoryTest {
-        @Override
-        String url() {
-            return TestDatabases.postgres(TestDatabases.PG_PORT);
-        }
-    }
-
-    static final class MariaDb extends AdvisoryTest {
-        @Override
-        String url() {
-            return TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
-        }
-    }
 }

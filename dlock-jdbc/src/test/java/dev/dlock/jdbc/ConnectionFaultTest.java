@@ -5,11 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockClient;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -115,85 +113,5 @@ abstract class ConnectionFaultTest {
             }
         }
         return n;
-    }
-
-    static final class Postgres extends ConnectionFaultTest {
-        private static final String DIRECT = TestDatabases.postgres(TestDatabases.PG_PORT);
-
-        @Override
-        String clientUrl() {
-            return DIRECT + "&ApplicationName=" + prefix;
-        }
-
-        @Override
-        void prepare() {}
-
-        @Override
-        void cleanUp() throws SQLException {
-            TestDatabases.dropTables(DIRECT, prefix);
-        }
-
-        @Override
-        int killConnections() throws SQLException {
-            try (Connection c = TestDatabases.connect(DIRECT);
-                    PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(pid) FROM"
-                            + " pg_stat_activity WHERE application_name = ? AND pid <> pg_backend_pid()")) {
-                ps.setString(1, prefix);
-                return count(ps);
-            }
-        }
-    }
-
-    static final class MariaDb extends ConnectionFaultTest {
-        private static final String DIRECT = TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
-
-        private String database() {
-            return prefix + "db";
-        }
-
-        @Override
-        String clientUrl() {
-            return "jdbc:mariadb://127.0.0.1:" + TestDatabases.MARIADB_PORT + "/" + database() + "?user=root";
-        }
-
-        @Override
-        void prepare() throws SQLException {
-            try (Connection c = TestDatabases.connect(DIRECT);
-                    Statement st = c.createStatement()) {
-                st.execute("CREATE DATABASE " + database());
-            }
-        }
-
-        @Override
-        void cleanUp() throws SQLException {
-            try (Connection c = TestDatabases.connect(DIRECT);
-                    Statement st = c.createStatement()) {
-                st.execute("DROP DATABASE IF EXISTS " + database());
-            }
-        }
-
-        @Override
-        int killConnections() throws SQLException {
-            List<Long> ids = new ArrayList<>();
-            try (Connection c = TestDatabases.connect(DIRECT)) {
-                try (PreparedStatement ps =
-                        c.prepareStatement("SELECT id FROM information_schema.processlist WHERE db = ?")) {
-                    ps.setString(1, database());
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            ids.add(rs.getLong(1));
-                        }
-                    }
-                }
-                for (long id : ids) {
-                    try (Statement st = c.createStatement()) {
-                        st.execute("KILL CONNECTION " + id);
-                    } catch (SQLException gone) {
-                        // Closed meanwhile.
-                    }
-                }
-            }
-            return ids.size();
-        }
     }
 }

@@ -18,6 +18,9 @@ import javax.sql.DataSource;
 final class CountingDataSource {
     private final List<String> sent = new ArrayList<>();
     private final DataSource proxy;
+    /** setAutoCommit calls: a round trip with MariaDB Connector/J, none with pgjdbc (BEGIN is piggybacked). */
+    final java.util.concurrent.atomic.AtomicInteger autoCommitSwitches =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     CountingDataSource(DataSource real) {
         this.proxy = (DataSource)
@@ -37,6 +40,7 @@ final class CountingDataSource {
 
     synchronized void clear() {
         sent.clear();
+        autoCommitSwitches.set(0);
     }
 
     private synchronized void record(String what) {
@@ -49,6 +53,9 @@ final class CountingDataSource {
                     String name = m.getName();
                     if (name.equals("commit") || name.equals("rollback")) {
                         record(name.toUpperCase());
+                    }
+                    if (name.equals("setAutoCommit")) {
+                        autoCommitSwitches.incrementAndGet();
                     }
                     Object result = invoke(real, m, args);
                     if (result instanceof Statement st && !name.equals("unwrap")) {
