@@ -216,7 +216,7 @@ abstract class DatabaseBehaviourTest {
     void renewalSendsOneStatementPerTick() throws Exception {
         AtomicInteger ticks = new AtomicInteger();
         AtomicInteger renewed = new AtomicInteger();
-        LockClient c = client(b -> b.leaseTime(Duration.ofMillis(900))
+        LockClient c = client(b -> b.leaseTime(Duration.ofMillis(1500))
                 .backendDecorator(backend -> (LockBackend) Proxy.newProxyInstance(
                         getClass().getClassLoader(), new Class<?>[] {LockBackend.class}, (p, m, args) -> {
                             if (m.getName().equals("renew")) {
@@ -230,7 +230,7 @@ abstract class DatabaseBehaviourTest {
                             }
                         })));
         List<Lease> leases = new ArrayList<>();
-        for (int i = 0; i < 120; i++) {
+        for (int i = 0; i < 60; i++) {
             leases.add(c.lock("renew-" + i).acquire(Duration.ofSeconds(5)));
         }
         leases.add(c.fairLock("renew-fair").acquire(Duration.ofSeconds(5)));
@@ -239,7 +239,7 @@ abstract class DatabaseBehaviourTest {
         counting.clear();
         ticks.set(0);
         renewed.set(0);
-        Thread.sleep(2_000);
+        Thread.sleep(3_000);
         int tickCount = ticks.get();
         List<String> renewals = counting.sent().stream()
                 .filter(sql -> sql.contains("SET expires_at =") && sql.contains("owner IN"))

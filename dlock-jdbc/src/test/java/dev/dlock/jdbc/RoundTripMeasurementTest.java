@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RoundTripMeasurementTest {
-    private static final Duration RUN = Duration.ofMillis(1500);
+    private static final Duration RUN = Duration.ofMillis(1000);
 
     private record Row(String database, String kind, double roundTrips, double cyclesPerSecond) {}
 
