@@ -239,7 +239,12 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         byte[] data = NodeLayout.data(request.owner(), 1, key.name());
         return create(path, CreateMode.EPHEMERAL, data).thenCompose(event -> switch (code(event)) {
             case OK -> CompletableFuture.completedFuture(created(node, path, event.getStat(), request));
-            case NODEEXISTS -> checkHolder(node, request, tries);
+            case NODEEXISTS -> {
+                synchronized (node) {
+                    node.creating = false;
+                }
+                yield checkHolder(node, request, tries);
+            }
             default -> {
                 createFailed(node, event);
                 throw failure(event);
@@ -652,12 +657,27 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
     }
 
     private void holdEvent(WatchedEvent event) {
-        if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-            Node node = watchedHolds.get(event.getPath());
-            if (node != null) {
-                holdGone(node);
+        if (event.getType() != Watcher.Event.EventType.NodeDeleted) {
+            return;
+        }
+        Node node = watchedHolds.get(event.getPath());
+        if (node == null) {
+            return;
+        }
+        synchronized (node) {
+            if (node.state != Node.State.HELD) {
+                return; // our own release
             }
         }
+        // An exclusive path is reused by the next holder: confirm that it is our node that went.
+        Background.run(cb -> client.checkExists().inBackground(cb).forPath(node.path))
+                .thenAccept(check -> {
+                    if (code(check) == KeeperException.Code.NONODE
+                            || (code(check) == KeeperException.Code.OK
+                                    && check.getStat().getCzxid() != node.czxid)) {
+                        holdGone(node);
+                    }
+                });
     }
 
     /** Someone else removed our held node: the next renewal reports it lost. */
