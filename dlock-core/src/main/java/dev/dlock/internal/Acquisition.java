@@ -8,8 +8,10 @@ import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -26,8 +28,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * lease would run out (the store's hint), or, when the caller holds a queue entry in the store (fair lock,
  * queued writer), at a third of that entry's life to refresh it.
  *
- * <p>Failure modes: a grant that arrives after the caller gave up (timeout, cancel, close) is released
- * at once, so nothing is left held; a waiting caller that gives up removes its store queue entry.
+ * <p>Failure modes: a grant that arrives after the caller gave up (timeout, cancel, close), or after
+ * the operation timeout ended the attempt, is released at once, so nothing is left held; a waiting caller
+ * that gives up removes its store queue entry.
  */
 final class Acquisition {
     private enum State {
@@ -162,19 +165,34 @@ final class Acquisition {
             queuedInStore = key.mode() == Mode.FAIR || key.mode() == Mode.WRITE;
         }
         long sentNanos = System.nanoTime();
-        engine.call("acquire '" + key.name() + "'", () -> engine.backend.acquire(request))
-                .whenComplete((answer, error) -> onAnswer(answer, error, sentNanos));
+        AtomicReference<CompletionStage<AcquireResult>> sent = new AtomicReference<>();
+        engine.call("acquire '" + key.name() + "'", () -> {
+                    CompletionStage<AcquireResult> stage = engine.backend.acquire(request);
+                    sent.set(stage);
+                    return stage;
+                })
+                .whenComplete((answer, error) -> {
+                    if (error != null && sent.get() != null) {
+                        // Timed out: the store may still act on the request, so undo a late answer.
+                        sent.get().thenAccept(late -> undo(late));
+                    }
+                    onAnswer(answer, error, sentNanos);
+                });
+    }
+
+    /** Undoes an answer nobody will use: releases a grant. */
+    private void undo(AcquireResult answer) {
+        if (answer.isGranted()) {
+            engine.call("release '" + key.name() + "' granted too late", () -> engine.backend.release(key, owner));
+        }
     }
 
     private void onAnswer(AcquireResult answer, Throwable error, long sentNanos) {
         if (error != null) {
-            if (!isDone()) {
-                // The store may have granted after we stopped listening: make sure nothing stays held.
-                engine.call(
-                        "release '" + key.name() + "' after a failed acquire",
-                        () -> engine.backend.release(key, owner));
-                fail(Engine.storeFailure("acquire '" + key.name() + "'", error));
-            }
+            // The store may have granted although the answer failed: make sure nothing stays held.
+            engine.call(
+                    "release '" + key.name() + "' after a failed acquire", () -> engine.backend.release(key, owner));
+            fail(Engine.storeFailure("acquire '" + key.name() + "'", error));
             return;
         }
         if (answer.isGranted()) {
@@ -310,15 +328,6 @@ final class Acquisition {
         }
         LocalQueue.leave(engine, this);
         return true;
-    }
-
-    private boolean isDone() {
-        lock.lock();
-        try {
-            return state == State.DONE;
-        } finally {
-            lock.unlock();
-        }
     }
 
     private void cancelTimer() {

@@ -1,0 +1,85 @@
+package dev.dlock.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dlock.LockBackendException;
+import dev.dlock.LockClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Races between a store's answer and a caller giving up, and other edges of the engine, provoked with a
+ * {@link FaultyBackend} over the memory store. Each test names the promise it checks; timings are
+ * generous so that a loaded machine cannot fail them.
+ */
+@Timeout(60)
+class EngineRaceTest {
+    private static final String STORE = "mem:engine-race";
+
+    private final List<LockClient> clients = new ArrayList<>();
+    private final String namespace =
+            "race" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffff);
+
+    @AfterEach
+    void close() {
+        clients.forEach(LockClient::close);
+    }
+
+    private LockClient client(Consumer<LockClient.Builder> options) {
+        LockClient.Builder b = LockClient.builder(STORE).namespace(namespace);
+        options.accept(b);
+        LockClient c = b.build();
+        clients.add(c);
+        return c;
+    }
+
+    private LockClient client() {
+        return client(b -> {});
+    }
+
+    private LockClient faulty(AtomicReference<FaultyBackend> backend, Consumer<LockClient.Builder> options) {
+        return client(b -> {
+            b.backendDecorator(d -> {
+                FaultyBackend f = new FaultyBackend(d);
+                backend.set(f);
+                return f;
+            });
+            options.accept(b);
+        });
+    }
+
+    private static void awaitTrue(Duration max, String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - deadline).as(what + " within " + max).isNegative();
+            Thread.sleep(10);
+        }
+    }
+
+    private boolean heldByNobody(LockClient c, String name) {
+        return c.describe(name).stream().allMatch(i -> i.holders().isEmpty() && i.waiters() == 0);
+    }
+
+    @Test
+    void aGrantArrivingAfterTheOperationTimeoutIsReleased() throws Exception {
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient slow = faulty(f, b -> b.operationTimeout(Duration.ofMillis(200)));
+        f.get().acquireDelay = r -> 700;
+        assertThatThrownBy(() -> slow.lock("late").tryAcquire()).isInstanceOf(LockBackendException.class);
+        awaitTrue(
+                Duration.ofSeconds(5),
+                "the late acquire reached the store",
+                () -> f.get().acquiresAtStore.size() == 1);
+        LockClient other = client();
+        awaitTrue(Duration.ofSeconds(3), "the late grant was released", () -> heldByNobody(other, "late"));
+    }
+}
