@@ -174,25 +174,32 @@ final class Acquisition {
                 .whenComplete((answer, error) -> {
                     if (error != null && sent.get() != null) {
                         // Timed out: the store may still act on the request, so undo a late answer.
-                        sent.get().thenAccept(late -> undo(late));
+                        sent.get().thenAccept(late -> undo(late, request));
                     }
-                    onAnswer(answer, error, sentNanos);
+                    onAnswer(request, answer, error, sentNanos);
                 });
     }
 
-    /** Undoes an answer nobody will use: releases a grant. */
-    private void undo(AcquireResult answer) {
+    /**
+     * Undoes an answer nobody will use: releases a grant, or removes the queue entry a busy answer to a
+     * waiting request may have left (the caller's cancelWait may have reached the store before it).
+     */
+    private void undo(AcquireResult answer, AcquireRequest request) {
         if (answer.isGranted()) {
             engine.call("release '" + key.name() + "' granted too late", () -> engine.backend.release(key, owner));
+        } else if (request.waiting()) {
+            engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
         }
     }
 
-    private void onAnswer(AcquireResult answer, Throwable error, long sentNanos) {
+    private void onAnswer(AcquireRequest request, AcquireResult answer, Throwable error, long sentNanos) {
         if (error != null) {
-            // The store may have granted although the answer failed: make sure nothing stays held.
+            // The store may have granted or queued us although the answer failed: undo both.
             engine.call(
                     "release '" + key.name() + "' after a failed acquire", () -> engine.backend.release(key, owner));
-            fail(Engine.storeFailure("acquire '" + key.name() + "'", error));
+            if (!fail(Engine.storeFailure("acquire '" + key.name() + "'", error)) && request.waiting()) {
+                engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
+            }
             return;
         }
         if (answer.isGranted()) {
@@ -204,9 +211,8 @@ final class Acquisition {
         lock.lock();
         try {
             if (state != State.IN_FLIGHT) {
-                return; // gave up meanwhile; abandon() cleaned up
-            }
-            if (now - deadlineNanos >= 0) {
+                next = Step.UNDO; // gave up while the attempt was on its way
+            } else if (now - deadlineNanos >= 0) {
                 next = Step.TIME_OUT;
             } else if (!subscribed) {
                 subscribed = true;
@@ -228,6 +234,7 @@ final class Acquisition {
             case SUBSCRIBE -> subscribeThenRetry();
             case RETRY -> attempt();
             case WAIT -> {}
+            case UNDO -> undo(answer, request);
         }
     }
 
@@ -235,7 +242,8 @@ final class Acquisition {
         TIME_OUT,
         SUBSCRIBE,
         RETRY,
-        WAIT
+        WAIT,
+        UNDO
     }
 
     private long retryDelay(AcquireResult answer, long now) {
@@ -300,13 +308,19 @@ final class Acquisition {
         result.completeExceptionally(cause);
     }
 
-    /** Ends the wait with an error (timeout, store failure, client closed). */
-    void fail(LockException cause) {
-        if (abandon(cause)) {
-            long waited = System.nanoTime() - startNanos;
-            engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
-            result.completeExceptionally(cause);
+    /**
+     * Ends the wait with an error (timeout, store failure, client closed).
+     *
+     * @return false if the wait had ended already
+     */
+    boolean fail(LockException cause) {
+        if (!abandon(cause)) {
+            return false;
         }
+        long waited = System.nanoTime() - startNanos;
+        engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
+        result.completeExceptionally(cause);
+        return true;
     }
 
     /** Moves to DONE from any other state, leaves the local queue and the store queue. */

@@ -3,11 +3,14 @@ package dev.dlock.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -81,5 +84,50 @@ class EngineRaceTest {
                 () -> f.get().acquiresAtStore.size() == 1);
         LockClient other = client();
         awaitTrue(Duration.ofSeconds(3), "the late grant was released", () -> heldByNobody(other, "late"));
+    }
+
+    @Test
+    void aFairWaiterCancelledBeforeItsAttemptReachedTheStoreLeavesNoQueueEntry() throws Exception {
+        LockClient holder = client();
+        Lease held = holder.fairLock("fair-cancel").acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient waiter = faulty(f, b -> {});
+        f.get().acquireDelay = r -> 300;
+        CompletableFuture<Lease> waiting = waiter.fairLock("fair-cancel").acquireAsync(Duration.ofSeconds(20));
+        waiting.cancel(true); // before the attempt reaches the store, which then queues the waiter
+        awaitTrue(
+                Duration.ofSeconds(5),
+                "the attempt reached the store",
+                () -> f.get().acquiresAtStore.size() == 1);
+        held.close();
+        LockClient third = client();
+        awaitTrue(Duration.ofSeconds(3), "a third client gets the free fair lock", () -> {
+            Optional<Lease> lease = third.fairLock("fair-cancel").tryAcquire();
+            lease.ifPresent(Lease::close);
+            return lease.isPresent();
+        });
+    }
+
+    @Test
+    void aWriterCancelledBeforeItsAttemptReachedTheStoreDoesNotHoldReadersBack() throws Exception {
+        LockClient reader = client();
+        Lease read = reader.readWriteLock("rw-cancel").readLock().acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient writer = faulty(f, b -> {});
+        f.get().acquireDelay = r -> 300;
+        CompletableFuture<Lease> waiting =
+                writer.readWriteLock("rw-cancel").writeLock().acquireAsync(Duration.ofSeconds(20));
+        waiting.cancel(true);
+        awaitTrue(
+                Duration.ofSeconds(5),
+                "the attempt reached the store",
+                () -> f.get().acquiresAtStore.size() == 1);
+        LockClient third = client();
+        awaitTrue(Duration.ofSeconds(3), "a new reader shares the read lock", () -> {
+            Optional<Lease> lease = third.readWriteLock("rw-cancel").readLock().tryAcquire();
+            lease.ifPresent(Lease::close);
+            return lease.isPresent();
+        });
+        read.close();
     }
 }
