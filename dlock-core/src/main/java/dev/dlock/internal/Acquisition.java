@@ -266,10 +266,19 @@ final class Acquisition {
         engine.subscriptions.acquire(key).whenComplete((ok, error) -> {
             if (error != null) {
                 fail(Engine.storeFailure("subscribe to '" + key.name() + "'", error));
-            } else {
+            } else if (isInFlight()) { // not if the caller gave up while subscribing
                 attempt();
             }
         });
+    }
+
+    private boolean isInFlight() {
+        lock.lock();
+        try {
+            return state == State.IN_FLIGHT;
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void granted(long token, long sentNanos) {

@@ -130,4 +130,20 @@ class EngineRaceTest {
         });
         read.close();
     }
+
+    @Test
+    void aCancelledWaiterSendsNoAttemptAfterTheCancel() throws Exception {
+        LockClient holder = client();
+        Lease held = holder.lock("stray").acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> {});
+        f.get().subscribeDelayMillis = 300;
+        CompletableFuture<Lease> waiting = c.lock("stray").acquireAsync(Duration.ofSeconds(20));
+        waiting.cancel(true); // while subscribing
+        Thread.sleep(800);
+        assertThat(f.get().acquiresAtStore)
+                .as("only the attempt before the cancel")
+                .hasSize(1);
+        held.close();
+    }
 }
