@@ -259,11 +259,11 @@ final class Acquisition {
     }
 
     private void subscribeThenRetry() {
-        if (!LocalQueue.markSubscribed(engine, key)) {
-            attempt(); // another caller of this queue already holds the subscription
-            return;
-        }
-        engine.subscriptions.acquire(key).whenComplete((ok, error) -> {
+        // The first caller of this queue takes the reference; a later head waits until it is live.
+        CompletableFuture<?> live = LocalQueue.markSubscribed(engine, key)
+                ? engine.subscriptions.acquire(key)
+                : engine.subscriptions.live(key);
+        live.whenComplete((ok, error) -> {
             if (error != null) {
                 fail(Engine.storeFailure("subscribe to '" + key.name() + "'", error));
             } else if (isInFlight()) { // not if the caller gave up while subscribing

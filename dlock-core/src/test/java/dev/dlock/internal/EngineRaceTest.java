@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -145,5 +146,21 @@ class EngineRaceTest {
                 .as("only the attempt before the cancel")
                 .hasSize(1);
         held.close();
+    }
+
+    @Test
+    void aNewHeadWaitsForTheSharedSubscriptionBeforeRelyingOnIt() throws Exception {
+        LockClient holder = client(); // lease time 30 s: only a wake-up ends the wait early
+        Lease held = holder.lock("shared-sub").acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> {});
+        f.get().subscribeDelayMillis = 800;
+        CompletableFuture<Lease> first = c.lock("shared-sub").acquireAsync(Duration.ofSeconds(20));
+        CompletableFuture<Lease> second = c.lock("shared-sub").acquireAsync(Duration.ofSeconds(8));
+        first.cancel(true); // the second becomes head while the subscription is on its way
+        Thread.sleep(200);
+        held.close(); // a release the subscription cannot report yet
+        Lease lease = second.get(5, TimeUnit.SECONDS);
+        lease.close();
     }
 }
