@@ -133,6 +133,22 @@ class EngineRaceTest {
     }
 
     @Test
+    void closeReleasesAGrantThatWasOnItsWay() throws Exception {
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> {});
+        f.get().acquireDelay = r -> 300;
+        CompletableFuture<Lease> waiting = c.lock("close-inflight").acquireAsync(Duration.ofSeconds(5));
+        c.close();
+        assertThat(waiting).failsWithin(Duration.ofSeconds(5));
+        awaitTrue(
+                Duration.ofSeconds(5),
+                "the attempt reached the store",
+                () -> f.get().acquiresAtStore.size() == 1);
+        LockClient other = client();
+        awaitTrue(Duration.ofSeconds(3), "the grant was released", () -> heldByNobody(other, "close-inflight"));
+    }
+
+    @Test
     void aCancelledWaiterSendsNoAttemptAfterTheCancel() throws Exception {
         LockClient holder = client();
         Lease held = holder.lock("stray").acquire(Duration.ofSeconds(1));
