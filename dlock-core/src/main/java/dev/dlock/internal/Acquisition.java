@@ -293,14 +293,23 @@ final class Acquisition {
         } finally {
             lock.unlock();
         }
-        if (!mine || engine.isClosed()) {
+        if (!mine) {
             lease.releaseAsync();
             return;
         }
         engine.watchdog.add(lease);
+        LocalQueue.leave(engine, this);
+        if (engine.isClosed()) {
+            // close() marks the client closed before it looks at held leases: one of us releases it.
+            lease.releaseAsync();
+            LockException cause = new LockException("the LockClient was closed while waiting");
+            long waited = System.nanoTime() - startNanos;
+            engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
+            result.completeExceptionally(cause);
+            return;
+        }
         long waited = System.nanoTime() - startNanos;
         engine.safely(() -> engine.listener().acquired(key.name(), Duration.ofNanos(waited)));
-        LocalQueue.leave(engine, this);
         if (!result.complete(lease)) {
             lease.releaseAsync();
         }

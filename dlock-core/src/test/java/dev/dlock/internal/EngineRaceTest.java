@@ -6,11 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
+import dev.dlock.LockException;
+import dev.dlock.LockListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -67,6 +71,14 @@ class EngineRaceTest {
             assertThat(System.nanoTime() - deadline).as(what + " within " + max).isNegative();
             Thread.sleep(10);
         }
+    }
+
+    /** The wait has ended, or ends within 5 s, with a {@code LockException}. */
+    private static void assertEndsWithLockException(CompletableFuture<Lease> wait) {
+        assertThatThrownBy(() -> wait.get(5, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(LockException.class);
     }
 
     private boolean heldByNobody(LockClient c, String name) {
@@ -139,13 +151,68 @@ class EngineRaceTest {
         f.get().acquireDelay = r -> 300;
         CompletableFuture<Lease> waiting = c.lock("close-inflight").acquireAsync(Duration.ofSeconds(5));
         c.close();
-        assertThat(waiting).failsWithin(Duration.ofSeconds(5));
+        assertEndsWithLockException(waiting);
         awaitTrue(
                 Duration.ofSeconds(5),
                 "the attempt reached the store",
                 () -> f.get().acquiresAtStore.size() == 1);
         LockClient other = client();
         awaitTrue(Duration.ofSeconds(3), "the grant was released", () -> heldByNobody(other, "close-inflight"));
+    }
+
+    @Test
+    void aGrantArrivingWhileCloseFailsTheWaitsEndsTheWaitToo() throws Exception {
+        Lease other = client().lock("close-other").acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        CountDownLatch closing = new CountDownLatch(1);
+        LockListener slowListener = new LockListener() {
+            @Override
+            public void failed(String name, Duration waited, Throwable cause) {
+                if (name.equals("close-other") && closing.getCount() > 0) {
+                    closing.countDown();
+                    try {
+                        Thread.sleep(1_000); // close() is now between "closed" and failing the next queue
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        };
+        Engine engine = Engine.open(
+                STORE,
+                context -> {
+                    FaultyBackend b =
+                            new FaultyBackend(Engine.providerFor(STORE).open(context));
+                    f.set(b);
+                    return b;
+                },
+                EngineOptions.builder()
+                        .namespace(namespace)
+                        .listener(slowListener)
+                        .build());
+        try {
+            CompletableFuture<Lease> blocked = engine.lock("close-other").acquireAsync(Duration.ofSeconds(30));
+            f.get().acquireDelay = r -> 400;
+            // A name whose queue close() fails after the other one's, so its grant arrives in between.
+            CompletableFuture<Lease> granted = null;
+            for (int i = 0; granted == null; i++) {
+                assertThat(i).as("a name ordered after 'close-other'").isLessThan(50);
+                String name = "close-late-" + i;
+                CompletableFuture<Lease> waiting = engine.lock(name).acquireAsync(Duration.ofSeconds(30));
+                if (engine.queues.keySet().iterator().next().name().equals("close-other")) {
+                    granted = waiting;
+                } else {
+                    waiting.cancel(true);
+                }
+            }
+            engine.close();
+            assertThat(closing.getCount()).isZero();
+            assertEndsWithLockException(blocked);
+            assertEndsWithLockException(granted);
+        } finally {
+            engine.close();
+            other.close();
+        }
     }
 
     @Test
