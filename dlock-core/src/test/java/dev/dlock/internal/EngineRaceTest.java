@@ -216,6 +216,37 @@ class EngineRaceTest {
     }
 
     @Test
+    void aCancelledMultiLockReleasesWhatItTookAndStopsWaiting() throws Exception {
+        LockClient holder = client();
+        Lease second = holder.lock("multi-b").acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> {});
+        CountDownLatch secondPartStarted = new CountDownLatch(1);
+        CountDownLatch cancelled = new CountDownLatch(1);
+        f.get().acquireDelay = r -> r.key().name().equals("multi-a") ? 100 : 0;
+        f.get().beforeAcquire = r -> {
+            if (r.key().name().equals("multi-b") && secondPartStarted.getCount() > 0) {
+                secondPartStarted.countDown();
+                try {
+                    cancelled.await(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        CompletableFuture<Lease> multi = c.multiLock("multi-a", "multi-b").acquireAsync(Duration.ofSeconds(30));
+        assertThat(secondPartStarted.await(5, TimeUnit.SECONDS)).isTrue();
+        multi.cancel(true); // while the second part is being started
+        cancelled.countDown();
+        LockClient other = client();
+        awaitTrue(Duration.ofSeconds(3), "the first part was released", () -> heldByNobody(other, "multi-a"));
+        int attempts = f.get().acquiresAtStore.size();
+        second.close(); // would wake a part that still waits
+        Thread.sleep(300);
+        assertThat(f.get().acquiresAtStore).as("no attempt after the cancel").hasSize(attempts);
+    }
+
+    @Test
     void aCancelledWaiterSendsNoAttemptAfterTheCancel() throws Exception {
         LockClient holder = client();
         Lease held = holder.lock("stray").acquire(Duration.ofSeconds(1));
