@@ -504,7 +504,10 @@ public final class Engine implements AutoCloseable {
         }
         List<CompletableFuture<?>> releases = new ArrayList<>();
         for (Lease lease : watchdog.held()) {
-            releases.add(((LeaseImpl) lease).releaseAsync());
+            CompletableFuture<Boolean> release = ((LeaseImpl) lease).releaseAsync();
+            if (release != null) { // null: closed or lost since the snapshot (by its holder, by the watchdog)
+                releases.add(release);
+            }
         }
         try {
             CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).get(timeoutNanos, TimeUnit.NANOSECONDS);
