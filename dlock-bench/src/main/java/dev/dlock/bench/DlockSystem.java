@@ -5,7 +5,7 @@ import dev.dlock.LockClient;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockBackendProvider;
 import java.util.ServiceLoader;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import java.util.function.UnaryOperator;
 
 /**
@@ -22,14 +22,15 @@ final class DlockSystem implements LockSystem {
     static final String NAMESPACE = "dlock-bench";
 
     private final String backend;
-    private final Function<Endpoints, String> uri;
+    private final BiFunction<Endpoints, Integer, String> uri;
     private final UnaryOperator<LockBackend> decorator;
 
-    DlockSystem(String backend, Function<Endpoints, String> uri) {
+    DlockSystem(String backend, BiFunction<Endpoints, Integer, String> uri) {
         this(backend, uri, UnaryOperator.identity());
     }
 
-    private DlockSystem(String backend, Function<Endpoints, String> uri, UnaryOperator<LockBackend> decorator) {
+    private DlockSystem(
+            String backend, BiFunction<Endpoints, Integer, String> uri, UnaryOperator<LockBackend> decorator) {
         this.backend = backend;
         this.uri = uri;
         this.decorator = decorator;
@@ -52,7 +53,7 @@ final class DlockSystem implements LockSystem {
 
     @Override
     public String unavailableReason(Endpoints endpoints) {
-        String target = uri.apply(endpoints);
+        String target = uri.apply(endpoints, 1);
         for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class)) {
             if (provider.accepts(target)) {
                 try (LockClient client =
@@ -69,7 +70,7 @@ final class DlockSystem implements LockSystem {
 
     @Override
     public Client open(Endpoints endpoints, int threads, boolean renewal) {
-        LockClient client = LockClient.builder(uri.apply(endpoints))
+        LockClient client = LockClient.builder(uri.apply(endpoints, threads))
                 .namespace(NAMESPACE)
                 .backendDecorator(decorator)
                 .build();
