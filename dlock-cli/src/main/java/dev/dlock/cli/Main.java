@@ -107,6 +107,7 @@ public final class Main {
     private static CommandLine commandLine(Environment env) {
         CommandLine root = new CommandLine(RootCommand.class, new Factory(env));
         root.registerConverter(Duration.class, new Durations());
+        root.setCaseInsensitiveEnumValuesAllowed(true);
         root.setOut(new PrintWriter(env.out(), true));
         root.setErr(new PrintWriter(env.err(), true));
         return root;

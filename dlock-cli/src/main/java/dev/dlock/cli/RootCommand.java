@@ -1,11 +1,13 @@
 package dev.dlock.cli;
 
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The top of the command tree: {@code dlock} itself, which only dispatches to its subcommands. */
 @Command(
         name = "dlock",
         mixinStandardHelpOptions = true,
+        scope = CommandLine.ScopeType.INHERIT,
         version = "dlock 0.1.0",
         description = "Distributed locks from the shell: a flock(1) that works across machines.",
         subcommands = {
