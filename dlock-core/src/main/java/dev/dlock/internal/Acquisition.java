@@ -53,6 +53,7 @@ final class Acquisition {
     private boolean wakePending;
     private boolean subscribed;
     private boolean queuedInStore;
+    private boolean waitedInStore;
     private ScheduledFuture<?> timer;
 
     Acquisition(
@@ -115,6 +116,10 @@ final class Acquisition {
 
     /** Now first among local callers: start asking the store. */
     void becomeHead() {
+        if (engine.isClosed()) {
+            fail(new LockException("the LockClient was closed while waiting"));
+            return;
+        }
         lock.lock();
         try {
             if (state != State.QUEUED) {
@@ -150,8 +155,11 @@ final class Acquisition {
     private void attempt() {
         long queueMillis = waitNanos == 0 ? 0 : Math.max(1, leaseMillis);
         AcquireRequest request = new AcquireRequest(key, owner, leaseMillis, permits, queueMillis, downgradeFrom);
-        if (queueMillis > 0 && (key.mode() == Mode.FAIR || key.mode() == Mode.WRITE)) {
-            queuedInStore = true;
+        if (queueMillis > 0) {
+            // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
+            // node), so every waiter that gives up says so; FAIR and WRITE entries also need refreshing.
+            waitedInStore = true;
+            queuedInStore = key.mode() == Mode.FAIR || key.mode() == Mode.WRITE;
         }
         long sentNanos = System.nanoTime();
         engine.call("acquire '" + key.name() + "'", () -> engine.backend.acquire(request))
@@ -214,9 +222,10 @@ final class Acquisition {
 
     private long retryDelay(AcquireResult answer, long now) {
         long delay = deadlineNanos - now;
-        if (answer.retryAfterMillis() >= 0) {
-            delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(answer.retryAfterMillis() + 1));
-        }
+        // Safety net against a lost wake-up: retry when the blocking hold or queue entry would expire at
+        // the latest, or after one lease time when the store cannot tell.
+        long retryMillis = answer.retryAfterMillis() >= 0 ? answer.retryAfterMillis() + 1 : leaseMillis;
+        delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(retryMillis));
         if (queuedInStore) {
             delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3);
         }
@@ -292,7 +301,7 @@ final class Acquisition {
             }
             state = State.DONE;
             cancelTimer();
-            removeStoreEntry = queuedInStore;
+            removeStoreEntry = waitedInStore;
         } finally {
             lock.unlock();
         }

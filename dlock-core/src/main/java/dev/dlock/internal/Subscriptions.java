@@ -50,10 +50,13 @@ final class Subscriptions {
         Entry entry;
         lock.lock();
         try {
-            entry = entries.get(resource);
-            if (entry == null || entry.live.isCompletedExceptionally()) {
+            Entry old = entries.get(resource);
+            entry = old;
+            if (old == null || old.live.isCompletedExceptionally()) {
                 started = new CompletableFuture<>();
                 entry = new Entry(started);
+                // Queues that took a reference on a failed subscription still release it later.
+                entry.users = old == null ? 0 : old.users;
                 entries.put(resource, entry);
             }
             entry.users++;

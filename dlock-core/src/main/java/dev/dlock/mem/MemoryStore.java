@@ -137,10 +137,14 @@ public final class MemoryStore {
             return holders.isEmpty() && queue.isEmpty();
         }
 
+        /** Milliseconds until the first holder or queue entry expires, or -1 when there is none. */
         long earliestExpiry(long now) {
             long min = Long.MAX_VALUE;
             for (Hold h : holders.values()) {
                 min = Math.min(min, h.expiresAt - now);
+            }
+            for (long expiry : queue.values()) {
+                min = Math.min(min, expiry - now);
             }
             return min == Long.MAX_VALUE ? -1 : TimeUnit.NANOSECONDS.toMillis(min);
         }

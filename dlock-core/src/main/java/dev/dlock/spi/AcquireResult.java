@@ -32,9 +32,9 @@ public final class AcquireResult {
     /**
      * The resource is held by someone else (or the caller is not first in line).
      *
-     * @param retryAfterMillis when the current hold expires at the latest, by the store's clock, or a
-     *     negative number when the store cannot tell; the engine retries no later than this even if no
-     *     wake-up arrives
+     * @param retryAfterMillis when the first hold or queue entry that blocks the caller expires at the
+     *     latest, by the store's clock, or a negative number when the store cannot tell; the engine
+     *     retries no later than this (or after one lease time when unknown) even if no wake-up arrives
      * @return a busy result
      */
     public static AcquireResult busy(long retryAfterMillis) {

@@ -63,8 +63,10 @@ public interface LockBackend extends AutoCloseable {
     CompletionStage<Set<String>> renew(List<RenewRequest> batch);
 
     /**
-     * Removes a waiter's queue entry (fair lock, queued writer) when it stops waiting, and wakes whoever
-     * that unblocks. Backends without queue entries return a completed stage.
+     * Removes a waiter's queue entry (fair lock, queued writer, or whatever entry a backend keeps for a
+     * waiting caller) when it stops waiting, and wakes whoever that unblocks. The engine calls it for
+     * every acquisition that sent waiting attempts ({@code queueMillis > 0}) and gave up without a
+     * grant, in any mode. Backends without queue entries return a completed stage.
      *
      * @param key the resource and mode the caller waited in
      * @param owner the owner id of the waiting acquisition

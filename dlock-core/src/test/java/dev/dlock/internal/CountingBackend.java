@@ -1,0 +1,85 @@
+package dev.dlock.internal;
+
+import dev.dlock.LockInfo;
+import dev.dlock.spi.AcquireRequest;
+import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.LockBackend;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.RenewRequest;
+import dev.dlock.spi.WakeListener;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Counts the engine's calls into a real backend, and can delay acquire answers. */
+final class CountingBackend implements LockBackend {
+    final LockBackend delegate;
+    final AtomicInteger acquires = new AtomicInteger();
+    final AtomicInteger releases = new AtomicInteger();
+    final AtomicInteger subscribes = new AtomicInteger();
+    final List<Integer> renewBatches = new CopyOnWriteArrayList<>();
+    volatile long acquireDelayMillis;
+
+    CountingBackend(LockBackend delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
+        acquires.incrementAndGet();
+        long delay = acquireDelayMillis;
+        if (delay == 0) {
+            return delegate.acquire(request);
+        }
+        return CompletableFuture.supplyAsync(
+                        () -> null, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS))
+                .thenCompose(x -> delegate.acquire(request));
+    }
+
+    @Override
+    public CompletionStage<Boolean> release(LockKey key, String owner) {
+        releases.incrementAndGet();
+        return delegate.release(key, owner);
+    }
+
+    @Override
+    public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
+        renewBatches.add(batch.size());
+        return delegate.renew(batch);
+    }
+
+    @Override
+    public CompletionStage<Void> cancelWait(LockKey key, String owner) {
+        return delegate.cancelWait(key, owner);
+    }
+
+    @Override
+    public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
+        subscribes.incrementAndGet();
+        return delegate.subscribe(key, listener);
+    }
+
+    @Override
+    public CompletionStage<LockInfo> describe(LockKey key) {
+        return delegate.describe(key);
+    }
+
+    @Override
+    public CompletionStage<List<LockInfo>> list(String namespace, String prefix) {
+        return delegate.list(namespace, prefix);
+    }
+
+    @Override
+    public CompletionStage<Boolean> forceRelease(LockKey key) {
+        return delegate.forceRelease(key);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}

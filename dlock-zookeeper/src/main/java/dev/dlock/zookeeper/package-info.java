@@ -1,0 +1,10 @@
+/**
+ * The ZooKeeper backend for dlock, on the Curator framework: {@code LockClient.connect("zookeeper://...")}
+ * (see {@link dev.dlock.zookeeper.ZooKeeperBackendProvider}) or {@link
+ * dev.dlock.zookeeper.ZooKeeperBackends#forCurator} for an existing {@code CuratorFramework}.
+ *
+ * <p>The lease of every hold is the ZooKeeper session: holds are ephemeral nodes, renewals send nothing,
+ * and a session that is suspended for longer than two thirds of its timeout, lost or expired makes every
+ * lease of the client invalid and fires its lost signal. Fencing tokens are the czxid of the node.
+ */
+package dev.dlock.zookeeper;

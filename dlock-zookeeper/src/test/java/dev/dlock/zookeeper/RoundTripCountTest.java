@@ -1,0 +1,175 @@
+package dev.dlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dlock.LockClient;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.retry.RetryNTimes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Counts the ZooKeeper requests (each one a round trip) and the writes among them of one uncontended
+ * acquire + release, for every dlock primitive and for Curator's recipes, with a counting ZooKeeper
+ * handle. Every figure is measured warm (parents exist). The table is printed and written to {@code
+ * target/round-trips.md}.
+ */
+class RoundTripCountTest {
+    private static ZooKeeperServers servers;
+    private static final Map<String, String> TABLE = new LinkedHashMap<>();
+
+    private final CountingZooKeeper.Counter counter = new CountingZooKeeper.Counter();
+    private CuratorFramework curator;
+    private LockClient client;
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        servers = ZooKeeperServers.standalone();
+    }
+
+    @AfterAll
+    static void stopServer() throws IOException {
+        servers.close();
+        StringBuilder md =
+                new StringBuilder("| acquire + release | requests (round trips) | writes |\n|---|---|---|\n");
+        TABLE.forEach(
+                (k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+        System.out.println(md);
+        Files.writeString(Path.of("target", "round-trips.md"), md, StandardCharsets.UTF_8);
+    }
+
+    @BeforeEach
+    void connect() throws Exception {
+        curator = CuratorFrameworkFactory.builder()
+                .connectString(servers.connectString())
+                .zookeeperFactory(CountingZooKeeper.factory(counter))
+                .sessionTimeoutMs(10_000)
+                .retryPolicy(new RetryNTimes(3, 100))
+                .build();
+        curator.start();
+        client = LockClient.builder(ZooKeeperBackends.forCurator(curator))
+                .namespace("rt")
+                .build();
+    }
+
+    @AfterEach
+    void close() {
+        client.close();
+        curator.close();
+    }
+
+    @FunctionalInterface
+    interface Op {
+        void run() throws Exception;
+    }
+
+    /** Runs the operation twice to warm up, then counts a third run. */
+    private int[] measure(String label, Op op) throws Exception {
+        op.run();
+        op.run();
+        counter.reset();
+        op.run();
+        int[] counts = {counter.requests(), counter.writes.get()};
+        TABLE.put(label, counts[0] + " | " + counts[1]);
+        return counts;
+    }
+
+    @Test
+    void exclusiveLockTakesTwoRoundTripsAndCuratorsMutexThree() throws Exception {
+        int[] dlock = measure(
+                "dlock exclusive lock",
+                () -> client.lock("x").acquire(Duration.ofSeconds(5)).close());
+        assertThat(dlock).containsExactly(2, 2);
+
+        InterProcessMutex mutex = new InterProcessMutex(curator, "/curator/mutex");
+        int[] curatorMutex = measure("Curator InterProcessMutex", () -> {
+            mutex.acquire();
+            mutex.release();
+        });
+        assertThat(curatorMutex[0]).isEqualTo(3);
+        assertThat(curatorMutex[1]).isEqualTo(2);
+    }
+
+    @Test
+    void fairLockTakesThreeRoundTrips() throws Exception {
+        int[] fair = measure(
+                "dlock fair lock",
+                () -> client.fairLock("f").acquire(Duration.ofSeconds(5)).close());
+        assertThat(fair).containsExactly(3, 2);
+    }
+
+    @Test
+    void readWriteLockTakesThreeRoundTripsEachSideLikeCurators() throws Exception {
+        int[] read = measure("dlock read lock", () -> client.readWriteLock("rw")
+                .readLock()
+                .acquire(Duration.ofSeconds(5))
+                .close());
+        int[] write = measure("dlock write lock", () -> client.readWriteLock("rw")
+                .writeLock()
+                .acquire(Duration.ofSeconds(5))
+                .close());
+        assertThat(read).containsExactly(3, 2);
+        assertThat(write).containsExactly(3, 2);
+
+        InterProcessReadWriteLock rw = new InterProcessReadWriteLock(curator, "/curator/rw");
+        int[] curatorRead = measure("Curator InterProcessReadWriteLock (read)", () -> {
+            rw.readLock().acquire();
+            rw.readLock().release();
+        });
+        int[] curatorWrite = measure("Curator InterProcessReadWriteLock (write)", () -> {
+            rw.writeLock().acquire();
+            rw.writeLock().release();
+        });
+        assertThat(curatorRead[1]).isEqualTo(2);
+        assertThat(curatorWrite[1]).isEqualTo(2);
+    }
+
+    @Test
+    void semaphoreWritesHalfOfWhatCuratorsSemaphoreWrites() throws Exception {
+        int[] sem = measure(
+                "dlock semaphore (3 permits)",
+                () -> client.semaphore("s", 3).acquire(Duration.ofSeconds(5)).close());
+        assertThat(sem).containsExactly(3, 2);
+
+        InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(curator, "/curator/sem", 3);
+        int[] curatorSem = measure("Curator InterProcessSemaphoreV2 (3 permits)", () -> {
+            Lease lease = semaphore.acquire();
+            semaphore.returnLease(lease);
+        });
+        assertThat(curatorSem[1]).isEqualTo(4);
+        assertThat(sem[1]).isLessThan(curatorSem[1]);
+    }
+
+    @Test
+    void renewalSendsNothingButOneWatchPerLongHold() throws Exception {
+        try (LockClient fast = LockClient.builder(ZooKeeperBackends.forCurator(curator))
+                .namespace("rt")
+                .leaseTime(Duration.ofMillis(600))
+                .build()) {
+            dev.dlock.Lease lease = fast.lock("renewed").acquire(Duration.ofSeconds(5));
+            counter.reset();
+            Thread.sleep(2_000); // about six renewal periods
+            assertThat(lease.isValid()).isTrue();
+            assertThat(counter.requests())
+                    .as("renewals are answered from the session; only one exists watch is set on the hold")
+                    .isEqualTo(1);
+            assertThat(counter.writes.get()).isZero();
+            lease.close();
+        }
+    }
+}
