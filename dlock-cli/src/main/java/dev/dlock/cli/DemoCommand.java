@@ -143,6 +143,43 @@ final class DemoCommand implements Plan, Main.Validated {
         }
     }
 
+    /** A {@code jdbc:} backend URI that creates dlock's tables if missing (the demo sets up what it uses). */
+    static String withCreateTables(String uri) {
+        if (uri.contains("dlock.createTables")) {
+            return uri;
+        }
+        if (uri.startsWith("jdbc:h2:")) {
+            return uri + ";dlock.createTables=true";
+        }
+        return uri + (uri.contains("?") ? "&" : "?") + "dlock.createTables=true";
+    }
+
+    /** The driver's URL of a {@code jdbc:} backend URI: without dlock's own {@code dlock.*} parameters. */
+    static String withoutDlockParameters(String uri) {
+        String main = uri;
+        String query = null;
+        int q = uri.indexOf('?');
+        if (q >= 0) {
+            main = uri.substring(0, q);
+            query = uri.substring(q + 1);
+        }
+        StringBuilder url = new StringBuilder();
+        for (String setting : main.split(";")) {
+            if (!setting.startsWith("dlock.")) {
+                url.append(url.length() == 0 ? "" : ";").append(setting);
+            }
+        }
+        if (query != null) {
+            List<String> kept = Arrays.stream(query.split("&"))
+                    .filter(param -> !param.isEmpty() && !param.startsWith("dlock."))
+                    .toList();
+            if (!kept.isEmpty()) {
+                url.append('?').append(String.join("&", kept));
+            }
+        }
+        return url.toString();
+    }
+
     /** Whether a backend module on the class path accepts the URI. */
     static boolean available(String uri) {
         for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class)) {
@@ -167,12 +204,16 @@ final class DemoCommand implements Plan, Main.Validated {
     private int runDemo() throws Exception {
         List<AutoCloseable> resources = new ArrayList<>();
         try {
-            List<String> lockBackends = new ArrayList<>(backends);
+            List<String> lockBackends = new ArrayList<>();
+            for (String uri : backends) {
+                lockBackends.add(uri.startsWith("jdbc:") ? withCreateTables(uri) : uri);
+            }
             String databaseUrl = database;
             String databaseLabel;
             if (databaseUrl == null) {
                 databaseUrl = backends.stream()
                         .filter(uri -> uri.startsWith("jdbc:"))
+                        .map(DemoCommand::withoutDlockParameters)
                         .findFirst()
                         .orElse(null);
             }
@@ -187,7 +228,7 @@ final class DemoCommand implements Plan, Main.Validated {
                 EmbeddedZooKeeper zookeeper = EmbeddedZooKeeper.start(data, 0);
                 resources.add(() -> deleteTree(data));
                 resources.add(zookeeper);
-                for (String uri : List.of(zookeeper.uri(), databaseUrl)) {
+                for (String uri : List.of(zookeeper.uri(), withCreateTables(databaseUrl))) {
                     if (available(uri)) {
                         lockBackends.add(uri);
                     } else {

@@ -43,7 +43,7 @@ final class EmbeddedZooKeeper implements AutoCloseable {
         System.setProperty("zookeeper.admin.enableServer", "false");
         System.setProperty("zookeeper.forceSync", "no");
         System.setProperty("zookeeper.4lw.commands.whitelist", "srvr,ruok");
-        System.setProperty("zookeeper.maxCnxns", "0"); // unlimited, said explicitly to silence a warning
+        System.setProperty("zookeeper.maxCnxns", "10000");
         Files.createDirectories(dataDir);
         ZooKeeperServer server = new ZooKeeperServer(
                 dataDir.resolve("snapshots").toFile(), dataDir.resolve("log").toFile(), TICK_MILLIS);

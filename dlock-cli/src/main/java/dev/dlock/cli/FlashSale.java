@@ -2,6 +2,7 @@ package dev.dlock.cli;
 
 import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
+import dev.dlock.jdbc.StockDeduction;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,14 +17,16 @@ import java.util.Locale;
  * PostgreSQL and MySQL/MariaDB.
  *
  * <p>Each purchase first reads the stock without any lock and turns the buyer away if it is gone (what a
- * shop does before it takes a lock), then, by strategy:
+ * shop does before it takes a lock), then, by strategy, with the "think" time (the shop's own work on the
+ * order) spent while the strategy's protection is held:
  *
  * <ul>
  *   <li>{@code none}: read the stock, think, write back the read value minus one, insert the order. Two
  *       buyers who read the same value both buy: the oversell.
- *   <li>{@code optimistic}: read the stock, think, then a conditional {@code UPDATE ... WHERE qty = <read>}
- *       and the order in one transaction; retry from the read when another buyer changed the stock first.
- *   <li>{@code pessimistic}: in one transaction, {@code SELECT ... FOR UPDATE}, think, update, insert.
+ *   <li>{@code optimistic}: one conditional {@code UPDATE ... SET qty = qty - 1 WHERE qty >= 1}
+ *       ({@link StockDeduction#deductOptimistic}), think, insert the order, in one transaction.
+ *   <li>{@code pessimistic}: {@code SELECT ... FOR UPDATE}, check, update ({@link
+ *       StockDeduction#deductPessimistic}), think, insert, in one transaction.
  *   <li>{@code dlock}: the {@code none} steps while holding a dlock lock; the order records the fencing token.
  * </ul>
  *
@@ -46,6 +49,8 @@ final class FlashSale {
             return name().toLowerCase(Locale.ROOT);
         }
     }
+
+    private static final StockDeduction DEDUCTION = StockDeduction.of(STOCK, "item_id", "qty");
 
     private final Connection connection;
     private final Duration think;
@@ -137,54 +142,43 @@ final class FlashSale {
     }
 
     private boolean buyOptimistic(int buyer) throws SQLException, InterruptedException {
-        while (true) {
-            connection.setAutoCommit(true);
-            int stock = readStock(false);
-            if (stock <= 0) {
+        return inTransaction(() -> {
+            if (!DEDUCTION.deductOptimistic(connection, ITEM, 1)) {
                 return false;
             }
             pause();
-            connection.setAutoCommit(false);
-            try {
-                try (PreparedStatement update = connection.prepareStatement(
-                        "UPDATE " + STOCK + " SET qty = qty - 1 WHERE item_id = ? AND qty = ?")) {
-                    update.setInt(1, ITEM);
-                    update.setInt(2, stock);
-                    if (update.executeUpdate() == 0) {
-                        connection.rollback();
-                        continue; // someone bought first: read again
-                    }
-                }
-                insertOrder(buyer, null);
-                connection.commit();
-                return true;
-            } catch (SQLException e) {
-                connection.rollback();
-                throw e;
-            } finally {
-                connection.setAutoCommit(true);
-            }
-        }
+            insertOrder(buyer, null);
+            return true;
+        });
     }
 
     private boolean buyPessimistic(int buyer) throws SQLException, InterruptedException {
-        connection.setAutoCommit(false);
-        try {
-            int stock = readStock(true);
-            if (stock <= 0) {
-                connection.rollback();
+        return inTransaction(() -> {
+            if (!DEDUCTION.deductPessimistic(connection, ITEM, 1)) {
                 return false;
             }
             pause();
-            try (PreparedStatement update =
-                    connection.prepareStatement("UPDATE " + STOCK + " SET qty = qty - 1 WHERE item_id = ?")) {
-                update.setInt(1, ITEM);
-                update.executeUpdate();
-            }
             insertOrder(buyer, null);
-            connection.commit();
             return true;
-        } catch (SQLException | RuntimeException e) {
+        });
+    }
+
+    private interface Step {
+        boolean run() throws SQLException, InterruptedException;
+    }
+
+    /** Runs a step in one transaction: committed when it returns true, rolled back otherwise. */
+    private boolean inTransaction(Step step) throws SQLException, InterruptedException {
+        connection.setAutoCommit(false);
+        try {
+            boolean bought = step.run();
+            if (bought) {
+                connection.commit();
+            } else {
+                connection.rollback();
+            }
+            return bought;
+        } catch (SQLException | InterruptedException | RuntimeException e) {
             connection.rollback();
             throw e;
         } finally {
