@@ -426,7 +426,7 @@ final class DemoCommand implements Plan, Main.Validated {
                 millis(row.p99())
             });
         }
-        Table.print(env.out(), cells);
+        Table.print(env.out(), cells, 1);
         env.out().println();
         env.out()
                 .println("orders/s: buy requests handled per second (bought or turned away); p50/p99: latency"

@@ -28,7 +28,7 @@ final class ListCommand implements Plan {
         return Main.guarded(env, () -> {
             try (LockClient client = backend.builder().build()) {
                 List<String[]> rows = new ArrayList<>();
-                rows.add(new String[] {"NAME", "KIND", "HOLDER", "TOKEN", "MODE", "EXPIRES", "WAITERS"});
+                rows.add(new String[] {"NAME", "KIND", "HOLDER", "MODE", "TOKEN", "EXPIRES", "WAITERS"});
                 for (LockInfo info : client.list(prefix)) {
                     if (info.holders().isEmpty()) {
                         rows.add(new String[] {info.name(), info.kind(), "-", "-", "-", "-", Holders.waiters(info)});
@@ -38,8 +38,8 @@ final class ListCommand implements Plan {
                             info.name(),
                             info.kind(),
                             Holders.process(holder.owner()),
-                            Long.toString(holder.fencingToken()),
                             holder.mode(),
+                            Long.toString(holder.fencingToken()),
                             Holders.expiry(holder),
                             Holders.waiters(info)
                         });
@@ -48,7 +48,7 @@ final class ListCommand implements Plan {
                 if (rows.size() == 1) {
                     env.out().println("no locks held" + (prefix.isEmpty() ? "" : " under '" + prefix + "'"));
                 } else {
-                    Table.print(env.out(), rows);
+                    Table.print(env.out(), rows, 4);
                 }
                 return ExitCodes.OK;
             }

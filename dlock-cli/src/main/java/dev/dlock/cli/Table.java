@@ -3,11 +3,11 @@ package dev.dlock.cli;
 import java.io.PrintStream;
 import java.util.List;
 
-/** Prints rows of text as columns separated by two spaces; the first column left-aligned, others right. */
+/** Prints rows of text as columns separated by two spaces: leading text columns left-aligned, the rest right. */
 final class Table {
     private Table() {}
 
-    static void print(PrintStream out, List<String[]> rows) {
+    static void print(PrintStream out, List<String[]> rows, int leftAligned) {
         int columns = rows.get(0).length;
         int[] widths = new int[columns];
         for (String[] row : rows) {
@@ -22,7 +22,7 @@ final class Table {
                     line.append("  ");
                 }
                 String padding = " ".repeat(widths[i] - row[i].length());
-                line.append(i == 0 ? row[i] + padding : padding + row[i]);
+                line.append(i < leftAligned ? row[i] + padding : padding + row[i]);
             }
             out.println(line.toString().stripTrailing());
         }
