@@ -23,6 +23,8 @@ final class ServerProcessCommand implements Plan {
 
     @Override
     public int execute() {
+        // Before the first logger exists: the server's log (server.log) keeps ZooKeeper's warnings.
+        System.setProperty("org.slf4j.simpleLogger.log.org.apache.zookeeper", "warn");
         return Main.guarded(env, () -> {
             LocalServer server = LocalServer.in(stateDir);
             long pid = ProcessHandle.current().pid();

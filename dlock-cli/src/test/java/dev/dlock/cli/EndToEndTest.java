@@ -63,10 +63,6 @@ class EndToEndTest {
         assertThat(both.code()).isEqualTo(2);
         assertThat(both.err()).contains("--wait and --nonblock exclude each other");
 
-        CliProcesses.Result badDuration = cli.run("run", "job", "--lease", "forever", "--", "true");
-        assertThat(badDuration.code()).isEqualTo(2);
-        assertThat(badDuration.err()).contains("'forever' is not a duration");
-
         assertThat(cli.serverProcesses()).as("bad arguments start nothing").isEmpty();
     }
 
@@ -91,16 +87,14 @@ class EndToEndTest {
                 .as("the second command reuses the server")
                 .hasSize(1);
 
-        CliProcesses.Result notFound = cli.run("run", "job:1", "--", "/no/such/program");
-        assertThat(notFound.code()).isEqualTo(127);
-
         CliProcesses.Result stop = cli.run("server", "stop");
         assertThat(stop.code()).isZero();
         assertThat(eventually(
                         Duration.ofSeconds(10), () -> cli.serverProcesses().isEmpty()))
                 .isTrue();
-        assertThat(cli.run("server", "status").code()).isEqualTo(1);
-        assertThat(cli.run("server", "stop").code()).isEqualTo(1);
+        CliProcesses.Result stopped = cli.run("server", "status");
+        assertThat(stopped.code()).isEqualTo(1);
+        assertThat(stopped.out()).contains("the local server is not running");
     }
 
     @Test
@@ -169,10 +163,6 @@ class EndToEndTest {
         CliProcesses.Result list = cli.run("ls", "night");
         assertThat(list.code()).isZero();
         assertThat(list.out()).contains("nightly").contains(holderPid + "@");
-
-        CliProcesses.Result declined = cli.run("release", "--force", "nightly");
-        assertThat(declined.code()).as("no confirmation on empty stdin").isEqualTo(1);
-        assertThat(cli.run("status", "nightly").code()).isZero();
 
         CliProcesses.Result released = cli.run("release", "--force", "--yes", "nightly");
         assertThat(released.code()).as(released.err()).isZero();

@@ -225,6 +225,27 @@ class RunCommandTest {
     }
 
     @Test
+    void unreachableStoreExits69() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
+            closedPort = probe.getLocalPort();
+        }
+        long started = System.nanoTime();
+        assertThat(run(
+                        "run",
+                        "--backend",
+                        "redis://127.0.0.1:" + closedPort,
+                        "job",
+                        "--",
+                        "touch",
+                        dir.resolve("ran").toString()))
+                .isEqualTo(ExitCodes.UNAVAILABLE);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(30));
+        assertThat(env.err()).contains("dlock: the lock store failed");
+        assertThat(dir.resolve("ran")).doesNotExist();
+    }
+
+    @Test
     void unknownBackendIsAUsageError() {
         assertThat(run("run", "--backend", "nosuch://host", "job", "--", "true"))
                 .isEqualTo(ExitCodes.USAGE);
