@@ -3,7 +3,6 @@ package dev.dlock.jdbc;
 import dev.dlock.LockBackendException;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
-import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.RenewRequest;
 import java.nio.ByteBuffer;
@@ -32,42 +31,37 @@ import java.util.concurrent.TimeUnit;
  * <p>Semantics differ from the lease table: a hold lasts as long as the session, not a lease time.
  * Renewal only checks that the session is alive. When the session dies (server restart, failover,
  * {@code pg_terminate_backend}, {@code KILL}, network), the database drops every advisory lock at once, so
- * the backend reports all of them lost ({@code BackendEvents.allLeasesLost}) and opens a new session.
+ * the next renewal tick reports every advisory lease of the backend lost (their lost signals fire; leases
+ * of other kinds, which live in the lease table, are unaffected), and the next call opens a new session.
  * Advisory locks live only on the server that granted them: they vanish on failover to a replica.
  *
  * <p>Concurrency: one thread ({@code dlock-advisory-N}) owns the session and runs every call in order.
  * Advisory locks are re-entrant per session, so a map of lock id to owner keeps two acquisitions of one
  * client from both "winning" the same lock.
  *
- * <p>Failure modes: a failed call fails its future with {@link LockBackendException}; if the session is
- * broken, its locks are reported lost and the next call reconnects.
+ * <p>Failure modes: a failed call fails its future with {@link LockBackendException}; an acquire that
+ * finds its session dead retries once on a new session. Between the session's death and the next renewal
+ * tick (a third of the lease time) a lost advisory lease still looks valid locally.
  */
 final class AdvisoryLocks {
     private final LeaseTable table;
     private final PgNotifier.ConnectionSource source;
-    private final BackendContext context;
     private final ExecutorService thread;
     private final Map<String, String> ownerByLock = new HashMap<>(); // only on the thread
     private final Backoff backoff = new Backoff();
     private Connection session; // only on the thread
-    private volatile boolean live = true;
 
-    AdvisoryLocks(LeaseTable table, PgNotifier.ConnectionSource source, BackendContext context, String threadName) {
+    AdvisoryLocks(LeaseTable table, PgNotifier.ConnectionSource source, String threadName) {
         if (table.dialect() == Dialect.H2) {
             throw new IllegalArgumentException("the advisory flavour needs PostgreSQL or MySQL/MariaDB, not H2");
         }
         this.table = table;
         this.source = source;
-        this.context = context;
         this.thread = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);
             return t;
         });
-    }
-
-    boolean sessionLive() {
-        return live;
     }
 
     /** PostgreSQL: a 64-bit key; MySQL: a name of at most 64 characters. Both from the resource's hash. */
@@ -84,20 +78,33 @@ final class AdvisoryLocks {
     }
 
     private <T> CompletableFuture<T> onSession(String what, SessionCall<T> call) {
+        return onSession(what, call, false);
+    }
+
+    /**
+     * Runs a call on the session's thread. With {@code retryOnNewSession}, a call that fails because the
+     * session died is run once more on a new session (safe for acquire: the dead session held nothing
+     * that the new one could be mistaken for).
+     */
+    private <T> CompletableFuture<T> onSession(String what, SessionCall<T> call, boolean retryOnNewSession) {
         try {
             return CompletableFuture.supplyAsync(
                     () -> {
-                        try {
-                            if (session == null) {
-                                session = source.open();
-                                live = true;
+                        for (int attempt = 1; ; attempt++) {
+                            try {
+                                if (session == null) {
+                                    session = source.open();
+                                }
+                                return call.run(session);
+                            } catch (SQLException e) {
+                                boolean broken = sessionBroken();
+                                if (broken) {
+                                    dropSession();
+                                }
+                                if (!broken || !retryOnNewSession || attempt > 1) {
+                                    throw new LockBackendException(what + " failed: " + e.getMessage(), e);
+                                }
                             }
-                            return call.run(session);
-                        } catch (SQLException e) {
-                            if (sessionBroken()) {
-                                dropSession("the advisory-lock session failed: " + e.getMessage());
-                            }
-                            throw new LockBackendException(what + " failed: " + e.getMessage(), e);
                         }
                     },
                     thread);
@@ -114,9 +121,8 @@ final class AdvisoryLocks {
         }
     }
 
-    private void dropSession(String reason) {
-        live = false;
-        boolean hadLocks = !ownerByLock.isEmpty();
+    /** Forgets a dead session and the locks it held; their leases are reported lost at renewal. */
+    private void dropSession() {
         ownerByLock.clear();
         try {
             if (session != null) {
@@ -126,33 +132,33 @@ final class AdvisoryLocks {
             // Broken already.
         }
         session = null;
-        if (hadLocks) {
-            context.events().allLeasesLost(reason);
-        }
     }
 
     CompletableFuture<AcquireResult> acquire(AcquireRequest request) {
         String id = lockId(request.key());
-        return onSession("advisory acquire '" + request.key().name() + "'", c -> {
-            String holder = ownerByLock.get(id);
-            if (holder != null) {
-                return holder.equals(request.owner())
-                        ? AcquireResult.granted(table.nextToken(c, request.key()))
-                        : AcquireResult.busy(backoff.next(request.owner(), -1));
-            }
-            if (!tryLock(c, id)) {
-                return AcquireResult.busy(backoff.next(request.owner(), -1));
-            }
-            ownerByLock.put(id, request.owner());
-            backoff.forget(request.owner());
-            try {
-                return AcquireResult.granted(table.nextToken(c, request.key()));
-            } catch (SQLException e) {
-                ownerByLock.remove(id);
-                unlock(c, id, request.key());
-                throw e;
-            }
-        });
+        return onSession(
+                "advisory acquire '" + request.key().name() + "'",
+                c -> {
+                    String holder = ownerByLock.get(id);
+                    if (holder != null) {
+                        return holder.equals(request.owner())
+                                ? AcquireResult.granted(table.nextToken(c, request.key()))
+                                : AcquireResult.busy(backoff.next(request.owner(), -1));
+                    }
+                    if (!tryLock(c, id)) {
+                        return AcquireResult.busy(backoff.next(request.owner(), -1));
+                    }
+                    ownerByLock.put(id, request.owner());
+                    backoff.forget(request.owner());
+                    try {
+                        return AcquireResult.granted(table.nextToken(c, request.key()));
+                    } catch (SQLException e) {
+                        ownerByLock.remove(id);
+                        unlock(c, id, request.key());
+                        throw e;
+                    }
+                },
+                true);
     }
 
     private boolean tryLock(Connection c, String id) throws SQLException {
@@ -203,6 +209,15 @@ final class AdvisoryLocks {
         return onSession("advisory renew", c -> {
             try (Statement st = c.createStatement()) {
                 st.executeQuery("SELECT 1").close();
+            } catch (SQLException e) {
+                if (!sessionBroken()) {
+                    throw e;
+                }
+                // The database dropped every advisory lock with the session.
+                dropSession();
+                Set<String> lost = new HashSet<>();
+                batch.forEach(r -> lost.add(r.owner()));
+                return lost;
             }
             Set<String> lost = new HashSet<>();
             for (RenewRequest r : batch) {

@@ -73,7 +73,7 @@ final class JdbcBackend implements LockBackend {
                 });
         executor.allowCoreThreadTimeOut(true);
         this.notifier = table.dialect().notifies() ? new PgNotifier(dedicated, "dlock-pg-listen-" + id) : null;
-        this.advisory = advisory ? new AdvisoryLocks(table, dedicated, context, "dlock-advisory-" + id) : null;
+        this.advisory = advisory ? new AdvisoryLocks(table, dedicated, "dlock-advisory-" + id) : null;
     }
 
     interface SqlCall<T> {
@@ -208,11 +208,6 @@ final class JdbcBackend implements LockBackend {
             return CompletableFuture.completedFuture(() -> {});
         }
         return notifier.subscribe(table.channel(key), listener);
-    }
-
-    @Override
-    public boolean leasesValid() {
-        return advisory == null || advisory.sessionLive();
     }
 
     @Override
