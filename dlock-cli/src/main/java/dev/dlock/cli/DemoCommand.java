@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.h2.tools.Server;
@@ -41,9 +42,10 @@ import picocli.CommandLine.ParameterException;
  * the dlock rows use those stores, and the database is {@code --database}, else the first {@code jdbc:}
  * backend, else the embedded H2.
  *
- * <p>Concurrency: the workers run at once; this process only starts them, gives the signal and collects
- * their results. Failure modes: a worker that fails or does not finish within {@link #STRATEGY_TIMEOUT} is
- * killed and the demo exits 1; a locking strategy that does not sell exactly S (or B, if fewer) without
+ * <p>Concurrency: the workers are started once and run one round per strategy, all at one signal; this
+ * process sets up the table, gives the signal and collects their results. Failure modes: a round that does
+ * not finish within {@link #STRATEGY_TIMEOUT} gets its workers killed and the demo fails (exit 69); a
+ * locking strategy that does not sell exactly S (or B, if fewer) without
  * oversell makes the demo exit 1 after printing the table.
  */
 @Command(
@@ -255,14 +257,15 @@ final class DemoCommand implements Plan, Main.Validated {
             env.out().flush();
 
             List<Row> rows = new ArrayList<>();
-            try (Connection admin = DriverManager.getConnection(databaseUrl)) {
+            try (Connection admin = DriverManager.getConnection(databaseUrl);
+                    Workers buyerProcesses = new Workers(databaseUrl)) {
                 for (FlashSale.Strategy strategy : strategies) {
                     if (strategy == FlashSale.Strategy.DLOCK) {
                         for (String uri : lockBackends) {
-                            rows.add(runStrategy(admin, databaseUrl, strategy, uri));
+                            rows.add(buyerProcesses.run(admin, strategy, uri));
                         }
                     } else {
-                        rows.add(runStrategy(admin, databaseUrl, strategy, null));
+                        rows.add(buyerProcesses.run(admin, strategy, null));
                     }
                 }
                 FlashSale.tearDown(admin);
@@ -301,58 +304,67 @@ final class DemoCommand implements Plan, Main.Validated {
             long p99,
             int errors) {}
 
-    private Row runStrategy(Connection admin, String databaseUrl, FlashSale.Strategy strategy, String lockUri)
-            throws Exception {
-        String label = lockUri == null ? strategy.label() : "dlock " + label(lockUri);
-        env.err().println("demo: running " + label + " ...");
-        FlashSale.setUp(admin, stock);
-        List<Process> processes = new ArrayList<>();
-        try {
-            List<BufferedReader> outputs = new ArrayList<>();
+    /** The buyer processes of one demo run, started once and given one round per strategy. */
+    private final class Workers implements AutoCloseable {
+        private final List<Process> processes = new ArrayList<>();
+        private final List<BufferedReader> outputs = new ArrayList<>();
+
+        Workers(String databaseUrl) throws IOException {
+            try {
+                for (int w = 0; w < workers; w++) {
+                    Process process = new ProcessBuilder(JavaCommand.forMain(
+                                    List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
+                                    "worker",
+                                    "--database",
+                                    databaseUrl,
+                                    "--threads",
+                                    Integer.toString(threads),
+                                    "--think",
+                                    think.toString()))
+                            .redirectError(ProcessBuilder.Redirect.INHERIT)
+                            .start();
+                    processes.add(process);
+                    outputs.add(new BufferedReader(
+                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)));
+                }
+                for (int w = 0; w < workers; w++) {
+                    readUntil(w, "READY");
+                }
+            } catch (IOException | RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        /** Runs one round: every worker prepares, then all start at one signal. */
+        Row run(Connection admin, FlashSale.Strategy strategy, String lockUri) throws Exception {
+            String label = lockUri == null ? strategy.label() : "dlock " + label(lockUri);
+            env.err().println("demo: running " + label + " ...");
+            FlashSale.setUp(admin, stock);
             int first = 0;
             for (int w = 0; w < workers; w++) {
                 int share = buyers / workers + (w < buyers % workers ? 1 : 0);
-                List<String> args = new ArrayList<>(List.of(
-                        "worker",
-                        "--database",
-                        databaseUrl,
-                        "--strategy",
-                        strategy.name(),
-                        "--first-buyer",
-                        Integer.toString(first),
-                        "--buyers",
-                        Integer.toString(share),
-                        "--threads",
-                        Integer.toString(threads),
-                        "--think",
-                        think.toString()));
-                if (lockUri != null) {
-                    args.addAll(List.of("--lock-backend", lockUri));
-                }
+                send(
+                        w,
+                        "PREPARE\t" + strategy.name() + "\t" + first + "\t" + share
+                                + (lockUri == null ? "" : "\t" + lockUri));
                 first += share;
-                Process process = new ProcessBuilder(JavaCommand.forMain(
-                                List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                                args.toArray(String[]::new)))
-                        .redirectError(ProcessBuilder.Redirect.INHERIT)
-                        .start();
-                processes.add(process);
-                outputs.add(
-                        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)));
             }
             for (int w = 0; w < workers; w++) {
-                readUntil(outputs.get(w), "READY", processes.get(w));
+                readUntil(w, "READY");
             }
+            // A worker that hangs is killed, which ends its output and fails the round with a message.
+            CompletableFuture<Void> watchdog = CompletableFuture.runAsync(
+                    () -> processes.forEach(Process::destroyForcibly),
+                    CompletableFuture.delayedExecutor(STRATEGY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
             long started = System.nanoTime();
-            for (Process process : processes) {
-                OutputStream in = process.getOutputStream();
-                in.write("GO\n".getBytes(StandardCharsets.US_ASCII));
-                in.flush();
+            for (int w = 0; w < workers; w++) {
+                send(w, "GO");
             }
             List<long[]> latencies = new ArrayList<>();
             int errors = 0;
             for (int w = 0; w < workers; w++) {
-                String[] result =
-                        readUntil(outputs.get(w), "RESULT", processes.get(w)).split(" ", 5);
+                String[] result = readUntil(w, "RESULT").split(" ", 5);
                 errors += Integer.parseInt(result[3]);
                 latencies.add(
                         result.length < 5 || result[4].isEmpty()
@@ -362,9 +374,7 @@ final class DemoCommand implements Plan, Main.Validated {
                                         .toArray());
             }
             double seconds = (System.nanoTime() - started) / 1e9;
-            for (Process process : processes) {
-                process.waitFor(10, TimeUnit.SECONDS);
-            }
+            watchdog.cancel(false);
             int sold = FlashSale.orders(admin);
             long[] all =
                     latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
@@ -377,32 +387,54 @@ final class DemoCommand implements Plan, Main.Validated {
                     percentile(all, 0.50),
                     percentile(all, 0.99),
                     errors);
-        } finally {
-            for (Process process : processes) {
-                if (process.isAlive()) {
-                    process.destroyForcibly();
+        }
+
+        private void send(int worker, String line) throws IOException {
+            OutputStream in = processes.get(worker).getOutputStream();
+            in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            in.flush();
+        }
+
+        /** Reads a worker's output up to the line starting with {@code prefix}; passes ERROR lines on. */
+        private String readUntil(int worker, String prefix) throws IOException {
+            Process process = processes.get(worker);
+            while (true) {
+                String line = outputs.get(worker).readLine();
+                if (line == null) {
+                    throw new IllegalStateException("demo worker " + process.pid() + " exited before " + prefix
+                            + " (see its errors above; a round is stopped after " + STRATEGY_TIMEOUT.toMinutes()
+                            + " minutes)");
+                }
+                if (line.startsWith(prefix)) {
+                    return line;
+                }
+                if (line.startsWith("ERROR ")) {
+                    env.err().println("demo: worker " + process.pid() + ": " + line.substring(6));
                 }
             }
         }
-    }
 
-    /** Reads worker output up to the line starting with {@code prefix}; passes ERROR lines to stderr. */
-    private String readUntil(BufferedReader output, String prefix, Process process) throws IOException {
-        long deadline = System.nanoTime() + STRATEGY_TIMEOUT.toNanos();
-        while (System.nanoTime() < deadline) {
-            String line = output.readLine();
-            if (line == null) {
-                throw new IllegalStateException(
-                        "a demo worker exited before " + prefix + " (pid " + process.pid() + ")");
+        /** Ends the workers: end of input makes them exit; those still alive after 10 s are killed. */
+        @Override
+        public void close() {
+            for (Process process : processes) {
+                try {
+                    process.getOutputStream().close();
+                } catch (IOException e) {
+                    process.destroyForcibly();
+                }
             }
-            if (line.startsWith(prefix)) {
-                return line;
-            }
-            if (line.startsWith("ERROR ")) {
-                env.err().println("demo: worker " + process.pid() + ": " + line.substring(6));
+            for (Process process : processes) {
+                try {
+                    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                        process.destroyForcibly();
+                    }
+                } catch (InterruptedException e) {
+                    process.destroyForcibly();
+                    Thread.currentThread().interrupt();
+                }
             }
         }
-        throw new IllegalStateException("a demo worker did not report " + prefix + " within " + STRATEGY_TIMEOUT);
     }
 
     private static long percentile(long[] sorted, double fraction) {
