@@ -44,7 +44,7 @@ class RedisClusterTest {
         };
         try (LockClient client = LockClient.builder(cluster.uri())
                 .namespace("cluster-renew")
-                .leaseTime(Duration.ofSeconds(3))
+                .leaseTime(Duration.ofSeconds(6))
                 .listener(listener)
                 .build()) {
             acquireAll(client, "warm-", leases).forEach(Lease::close);
@@ -56,15 +56,10 @@ class RedisClusterTest {
                         .prefix()));
             }
             assertThat(slots.size()).as("the leases spread over many slots").isGreaterThan(900);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            // The first ticks bring leases granted at slightly different times into step: wait for a
-            // tick that renewed all of them, then watch whole ticks.
-            while ((ticks.isEmpty() || ticks.get(ticks.size() - 1) != leases) && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            RoundTripAndRenewalTest.awaitFullTick(ticks, leases, Integer::intValue);
             long[] before = evalshaCalls();
             int ticksBefore = ticks.size();
-            Thread.sleep(3_200); // about three ticks of 1 s
+            RoundTripAndRenewalTest.awaitSize(ticks, ticksBefore + 2); // two ticks of about 2 s
             long[] after = evalshaCalls();
             int ticksSeen = ticks.size() - ticksBefore;
             assertThat(ticksSeen).isGreaterThanOrEqualTo(2);
