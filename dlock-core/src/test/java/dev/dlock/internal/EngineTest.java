@@ -48,20 +48,19 @@ class EngineTest {
     @Test
     void renewalsOfManyLeasesAreBatchedIntoOneCallPerTick() throws Exception {
         AtomicReference<CountingBackend> counter = new AtomicReference<>();
-        LockClient c = client(Duration.ofMillis(900), counter);
+        LockClient c = client(Duration.ofMillis(1_200), counter);
         List<Lease> leases = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
             leases.add(c.lock("lease-" + i).acquire(Duration.ofSeconds(1)));
         }
-        Thread.sleep(2_000); // about six renewal periods of 300 ms
+        // Leases taken at different moments fall into step within a few renewal periods (400 ms).
+        Thread.sleep(2_000);
         List<Integer> batches = counter.get().renewBatches;
+        batches.clear();
+        Thread.sleep(2_000); // five periods
         assertThat(leases).allMatch(Lease::isValid);
-        assertThat(batches.size()).as("renew calls in 2 s: %s", batches).isBetween(4, 10);
-        int renewed = batches.stream().mapToInt(Integer::intValue).sum();
-        assertThat(renewed)
-                .as("every lease renewed about every third of its lease time")
-                .isGreaterThanOrEqualTo(4_000);
-        assertThat(batches.subList(1, batches.size())).allMatch(size -> size == 1000);
+        assertThat(batches.size()).as("renew calls in 2 s: %s", batches).isBetween(3, 7);
+        assertThat(batches).as("every call renews every lease: %s", batches).allMatch(size -> size == 1000);
         leases.forEach(Lease::close);
     }
 

@@ -1,0 +1,121 @@
+package dev.dlock.jdbc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The SQL differences between the supported databases: the expression for the database's clock, the
+ * shipped DDL, and which single-statement fast paths exist.
+ *
+ * <p>Every time the backend stores or compares is milliseconds since the epoch by the database's clock,
+ * computed in SQL ({@link #nowMillis}); the JVM's clock is never sent. The expressions avoid session time
+ * zones: PostgreSQL and H2 take the epoch of a zoned timestamp, MySQL counts from the epoch in UTC.
+ */
+enum Dialect {
+    /** PostgreSQL 10 or newer. */
+    POSTGRESQL("postgresql", "FLOOR(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT", true),
+    /** MySQL 8 and MariaDB 10.5 or newer, through MariaDB Connector/J or MySQL Connector/J. */
+    MYSQL("mysql", "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)", false),
+    /** H2 2.x, in memory, file or server mode. */
+    H2("h2", "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)", false);
+
+    private final String resource;
+    private final String nowMillis;
+    private final boolean notifies;
+
+    Dialect(String resource, String nowMillis, boolean notifies) {
+        this.resource = resource;
+        this.nowMillis = nowMillis;
+        this.notifies = notifies;
+    }
+
+    /** The SQL expression for "now" in milliseconds since the epoch, by the database's clock. */
+    String nowMillis() {
+        return nowMillis;
+    }
+
+    /** Whether the database can push wake-ups to waiters (LISTEN/NOTIFY). */
+    boolean notifies() {
+        return notifies;
+    }
+
+    /** The classpath resource holding this dialect's DDL. */
+    String ddlResource() {
+        return "/dev/dlock/jdbc/" + resource + ".sql";
+    }
+
+    /**
+     * The dialect of a JDBC URL, by its sub-protocol.
+     *
+     * @throws IllegalArgumentException for another database
+     */
+    static Dialect ofUrl(String url) {
+        String lower = url.toLowerCase(Locale.ROOT);
+        if (lower.startsWith("jdbc:postgresql:")) {
+            return POSTGRESQL;
+        }
+        if (lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")) {
+            return MYSQL;
+        }
+        if (lower.startsWith("jdbc:h2:")) {
+            return H2;
+        }
+        throw new IllegalArgumentException("unsupported JDBC URL '" + url
+                + "': dlock-jdbc supports jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql: and jdbc:h2:");
+    }
+
+    /**
+     * The dialect of a connected database, by the product name its driver reports.
+     *
+     * @throws IllegalArgumentException for another database
+     */
+    static Dialect ofProduct(String productName) {
+        String lower = productName.toLowerCase(Locale.ROOT);
+        if (lower.contains("postgresql")) {
+            return POSTGRESQL;
+        }
+        if (lower.contains("mysql") || lower.contains("mariadb")) {
+            return MYSQL;
+        }
+        if (lower.equals("h2")) {
+            return H2;
+        }
+        throw new IllegalArgumentException(
+                "unsupported database '" + productName + "': dlock-jdbc supports PostgreSQL, MySQL, MariaDB and H2");
+    }
+
+    /**
+     * The DDL statements creating the lease tables, with the prefix filled in.
+     *
+     * @param prefix a validated table prefix
+     */
+    List<String> ddl(String prefix) {
+        String text;
+        try (InputStream in = Dialect.class.getResourceAsStream(ddlResource())) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + ddlResource());
+            }
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + ddlResource(), e);
+        }
+        List<String> statements = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : text.split("\n")) {
+            if (line.strip().startsWith("--")) {
+                continue;
+            }
+            current.append(line).append('\n');
+            if (line.strip().endsWith(";")) {
+                String statement = current.toString().strip();
+                statements.add(statement.substring(0, statement.length() - 1).replace("${prefix}", prefix));
+                current.setLength(0);
+            }
+        }
+        return statements;
+    }
+}

@@ -1,0 +1,260 @@
+package dev.dlock.jdbc;
+
+import dev.dlock.LockBackendException;
+import dev.dlock.LockInfo;
+import dev.dlock.spi.AcquireRequest;
+import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.BackendContext;
+import dev.dlock.spi.LockBackend;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import dev.dlock.spi.RenewRequest;
+import dev.dlock.spi.WakeListener;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+
+/**
+ * The JDBC lock backend: runs {@link LeaseTable} calls on its own small thread pool and answers the
+ * engine with futures; wakes waiters through {@link PgNotifier} on PostgreSQL and through retry hints
+ * ({@link Backoff}) elsewhere; optionally takes exclusive locks as advisory locks ({@link AdvisoryLocks}).
+ *
+ * <p>Concurrency: blocking JDBC calls never run on the engine's threads. Each call borrows one
+ * connection from the data source for its duration on one of {@code threads} daemon threads
+ * ({@code dlock-jdbc-N-i}); the queue in front of them is bounded and a full queue fails the call at once.
+ *
+ * <p>Failure modes: every call stops retrying at the operation timeout. Deadlocks, lock-wait timeouts and
+ * broken connections (SQLState class 08, PostgreSQL 57P01 to 57P03, MySQL 1205/1213) are retried within
+ * that time on a fresh connection; anything else fails the call with {@link LockBackendException}.
+ * Retrying is safe: an acquire whose first attempt committed is granted again to the same owner with a
+ * new token. A pool that cannot hand out a connection in time fails the call.
+ */
+final class JdbcBackend implements LockBackend {
+    private static final AtomicInteger BACKENDS = new AtomicInteger();
+
+    private final DataSource dataSource;
+    private final AutoCloseable ownedPool;
+    private final LeaseTable table;
+    private final long timeoutNanos;
+    private final ThreadPoolExecutor executor;
+    private final PgNotifier notifier;
+    private final AdvisoryLocks advisory;
+    private final Backoff backoff = new Backoff();
+
+    JdbcBackend(
+            DataSource dataSource,
+            AutoCloseable ownedPool,
+            LeaseTable table,
+            BackendContext context,
+            int threads,
+            PgNotifier.ConnectionSource dedicated,
+            boolean advisory) {
+        this.dataSource = dataSource;
+        this.ownedPool = ownedPool;
+        this.table = table;
+        this.timeoutNanos = context.operationTimeout().toNanos();
+        int id = BACKENDS.incrementAndGet();
+        AtomicInteger n = new AtomicInteger();
+        this.executor =
+                new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096), r -> {
+                    Thread t = new Thread(r, "dlock-jdbc-" + id + "-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        executor.allowCoreThreadTimeOut(true);
+        this.notifier = table.dialect().notifies() ? new PgNotifier(dedicated, "dlock-pg-listen-" + id) : null;
+        this.advisory = advisory ? new AdvisoryLocks(table, dedicated, "dlock-advisory-" + id) : null;
+    }
+
+    interface SqlCall<T> {
+        T run(Connection c) throws SQLException;
+    }
+
+    /** Runs a call on the pool, retrying transient failures until the operation timeout. */
+    private <T> CompletableFuture<T> submit(String what, SqlCall<T> call) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        try {
+            return CompletableFuture.supplyAsync(() -> runWithRetry(what, call, deadline), executor);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(
+                    new LockBackendException(what + ": the JDBC backend is closed or overloaded", e));
+        }
+    }
+
+    private <T> T runWithRetry(String what, SqlCall<T> call, long deadline) {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection()) {
+                return call.run(c);
+            } catch (SQLException e) {
+                long left = deadline - System.nanoTime();
+                if (attempt >= 5 || left < TimeUnit.MILLISECONDS.toNanos(20) || !isTransient(e)) {
+                    throw new LockBackendException(what + " failed: " + e.getMessage(), e);
+                }
+                try {
+                    Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left) / 4, 5L * attempt));
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new LockBackendException(what + " was interrupted", e);
+                }
+            }
+        }
+    }
+
+    /** Failures after which the same call may succeed on a fresh connection or a second try. */
+    static boolean isTransient(SQLException e) {
+        if (e instanceof SQLTransientConnectionException) {
+            return false; // the pool already waited for a connection
+        }
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        int code = e.getErrorCode();
+        return isBrokenConnection(e)
+                || state.equals("40001")
+                || state.equals("40P01")
+                || state.equals("HYT00") // H2 lock timeout
+                || code == 1205 // MySQL lock wait timeout
+                || code == 1213 // MySQL deadlock
+                || code == 50200; // H2 lock timeout
+    }
+
+    /** The connection is unusable: the pool must drop it, and a new one may work. */
+    static boolean isBrokenConnection(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        int code = e.getErrorCode();
+        return state.startsWith("08")
+                || state.equals("57P01") // PostgreSQL: terminated by administrator
+                || state.equals("57P02")
+                || state.equals("57P03")
+                || code == 90067 // H2: connection broken
+                || code == 90121 // H2: database closed
+                || code == 1927; // MariaDB: connection killed
+    }
+
+    @Override
+    public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
+        if (advisory != null && request.key().mode() == Mode.EXCLUSIVE) {
+            return advisory.acquire(request);
+        }
+        return submit("acquire '" + request.key().name() + "'", c -> table.acquire(c, request))
+                .thenApply(result -> hint(request.owner(), result));
+    }
+
+    private AcquireResult hint(String owner, AcquireResult result) {
+        if (result.isGranted()) {
+            if (notifier == null) {
+                backoff.forget(owner);
+            }
+            return result;
+        }
+        return notifier != null ? result : AcquireResult.busy(backoff.next(owner, result.retryAfterMillis()));
+    }
+
+    @Override
+    public CompletionStage<Boolean> release(LockKey key, String owner) {
+        if (advisory != null && key.mode() == Mode.EXCLUSIVE) {
+            return advisory.release(key, owner);
+        }
+        return submit("release '" + key.name() + "'", c -> table.release(c, key, owner));
+    }
+
+    @Override
+    public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
+        if (advisory != null) {
+            List<RenewRequest> held =
+                    batch.stream().filter(r -> r.key().mode() == Mode.EXCLUSIVE).toList();
+            List<RenewRequest> rest =
+                    batch.stream().filter(r -> r.key().mode() != Mode.EXCLUSIVE).toList();
+            if (!held.isEmpty()) {
+                CompletableFuture<Set<String>> tableLost = rest.isEmpty()
+                        ? CompletableFuture.completedFuture(Set.of())
+                        : submit("renew " + rest.size() + " leases", c -> table.renew(c, rest));
+                return advisory.renew(held).thenCombine(tableLost, (a, b) -> {
+                    Set<String> all = new java.util.HashSet<>(a);
+                    all.addAll(b);
+                    return all;
+                });
+            }
+        }
+        return submit("renew " + batch.size() + " leases", c -> table.renew(c, batch));
+    }
+
+    @Override
+    public CompletionStage<Void> cancelWait(LockKey key, String owner) {
+        if (notifier == null) {
+            backoff.forget(owner);
+        }
+        if (key.mode() != Mode.FAIR && key.mode() != Mode.WRITE) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return submit("leave the queue of '" + key.name() + "'", c -> {
+            table.cancelWait(c, key, owner);
+            return null;
+        });
+    }
+
+    @Override
+    public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
+        if (notifier == null) {
+            // No push from the database: waiters retry at the hints of their busy answers.
+            return CompletableFuture.completedFuture(() -> {});
+        }
+        return notifier.subscribe(table.channel(key), listener);
+    }
+
+    @Override
+    public CompletionStage<LockInfo> describe(LockKey key) {
+        return submit("describe '" + key.name() + "'", c -> table.describe(c, key));
+    }
+
+    @Override
+    public CompletionStage<List<LockInfo>> list(String namespace, String prefix) {
+        return submit("list", c -> table.list(c, namespace, prefix));
+    }
+
+    @Override
+    public CompletionStage<Boolean> forceRelease(LockKey key) {
+        return submit("force-release '" + key.name() + "'", c -> table.forceRelease(c, key));
+    }
+
+    @Override
+    public void close() {
+        long waitMillis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000;
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(waitMillis, TimeUnit.MILLISECONDS)) {
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        if (notifier != null) {
+            notifier.close(waitMillis);
+        }
+        if (advisory != null) {
+            advisory.close(waitMillis);
+        }
+        if (ownedPool != null) {
+            try {
+                ownedPool.close();
+            } catch (Exception e) {
+                throw new LockBackendException("closing the connection pool failed: " + e, e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcBackend[" + table.dialect() + ", tables " + table.prefix() + "*"
+                + (advisory != null ? ", advisory" : "") + "]";
+    }
+}

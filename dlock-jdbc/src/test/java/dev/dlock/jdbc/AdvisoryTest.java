@@ -1,0 +1,94 @@
+package dev.dlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dlock.Lease;
+import dev.dlock.LockClient;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The advisory flavour: exclusion by the database's advisory locks, tokens from the table. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+abstract class AdvisoryTest {
+    private final List<LockClient> clients = new ArrayList<>();
+    private String prefix;
+
+    abstract String url();
+
+    @BeforeEach
+    void setUp() {
+        prefix = TestDatabases.prefix("adv");
+    }
+
+    @AfterEach
+    void tearDown() throws SQLException {
+        clients.forEach(LockClient::close);
+        TestDatabases.dropTables(url(), prefix);
+    }
+
+    private LockClient client() {
+        LockClient c =
+                LockClient.connect(url() + "&dlock.advisory=true&dlock.createTables=true&dlock.tablePrefix=" + prefix);
+        clients.add(c);
+        return c;
+    }
+
+    @Test
+    void excludesOtherClientsAndOtherAcquisitionsOfTheSameClient() throws Exception {
+        LockClient a = client();
+        LockClient b = client();
+        Lease first = a.lock("adv").tryAcquire().orElseThrow();
+        assertThat(b.lock("adv").tryAcquire()).isEmpty();
+        assertThat(a.lock("adv").tryAcquire())
+                .as("advisory locks are re-entrant per session; the backend still excludes")
+                .isEmpty();
+        CompletableFuture<Lease> waiting = b.lock("adv").acquireAsync(Duration.ofSeconds(20));
+        Thread.sleep(200);
+        first.close();
+        Lease second = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        try (Connection c = TestDatabases.connect(url());
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT token, owner FROM " + prefix + "locks WHERE name = ?")) {
+            ps.setString(1, "adv");
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getLong(1)).as("token kept in the table").isEqualTo(second.fencingToken());
+                assertThat(rs.getString(2))
+                        .as("no lease row: the session holds the lock")
+                        .isNull();
+            }
+        }
+        second.close();
+        // Other kinds still use the lease table.
+        try (Lease read = a.readWriteLock("adv").readLock().acquire(Duration.ofSeconds(5))) {
+            assertThat(b.readWriteLock("adv").writeLock().tryAcquire()).isEmpty();
+            assertThat(read.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void leaseOutlivesItsLeaseTimeWhileTheSessionLives() throws Exception {
+        LockClient c = LockClient.builder(
+                        url() + "&dlock.advisory=true&dlock.createTables=true&dlock.tablePrefix=" + prefix)
+                .leaseTime(Duration.ofMillis(600))
+                .build();
+        clients.add(c);
+        Lease lease = c.lock("session").acquire(Duration.ofSeconds(5));
+        Thread.sleep(1_500);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(client().lock("session").tryAcquire()).isEmpty();
+        lease.close();
+    }
+}

@@ -1,0 +1,18 @@
+package dev.dlock.jdbc;
+
+class H2BehaviourTest extends DatabaseBehaviourTest {
+    @Override
+    String url() {
+        return "jdbc:h2:mem:behaviour;DB_CLOSE_DELAY=-1";
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.H2;
+    }
+
+    @Override
+    String unreachableUrl(int port) {
+        return TestDatabases.h2(port, "nothing-here");
+    }
+}

@@ -1,0 +1,18 @@
+package dev.dlock.jdbc;
+
+class MariaDbBehaviourTest extends DatabaseBehaviourTest {
+    @Override
+    String url() {
+        return TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.MYSQL;
+    }
+
+    @Override
+    String unreachableUrl(int port) {
+        return TestDatabases.mariadb(port);
+    }
+}

@@ -1,0 +1,42 @@
+package dev.dlock.redis;
+
+import dev.dlock.spi.LockBackendFactory;
+import dev.dlock.spi.LockBackendProvider;
+
+/**
+ * Makes {@code LockClient.connect(uri)} work for Redis URIs. Registered with {@link
+ * java.util.ServiceLoader}; applications use it through {@code LockClient}.
+ *
+ * <h2>URI syntax</h2>
+ *
+ * <ul>
+ *   <li>Standalone: {@code redis://[[user:]password@]host[:port][/database][?options]}; {@code rediss://}
+ *       for TLS. Port 6379 by default.
+ *   <li>Sentinel: {@code redis-sentinel://[[user:]password@]host[:port][,host[:port]...][/database][?options]#master},
+ *       where the hosts are the Sentinels (port 26379 by default) and {@code master} is the monitored master's
+ *       name; {@code rediss-sentinel://} for TLS. This is Lettuce's Sentinel syntax; the password is the
+ *       data nodes'.
+ *   <li>Cluster: {@code redis-cluster://[[user:]password@]host[:port][,host[:port]...][?options]}; {@code
+ *       rediss-cluster://} for TLS. The hosts are seeds; the rest of the Cluster is discovered.
+ * </ul>
+ *
+ * <p>Options of this backend: {@code waitReplicas=N&waitTimeout=50ms} (standalone and Sentinel) turns on
+ * replica acknowledgements, see {@link RedisBackendFactory#withReplicaAcks}. Every other query option is
+ * Lettuce's (for example {@code verifyPeer=CA} or {@code clientName=billing}); the timeout is always the
+ * lock client's operation timeout.
+ */
+public final class RedisBackendProvider implements LockBackendProvider {
+    /** Creates the provider (called by {@link java.util.ServiceLoader}). */
+    public RedisBackendProvider() {}
+
+    @Override
+    public boolean accepts(String uri) {
+        String scheme = RedisUris.scheme(uri);
+        return scheme != null && RedisUris.SCHEMES.contains(scheme);
+    }
+
+    @Override
+    public LockBackendFactory factory(String uri) {
+        return RedisBackends.uri(uri);
+    }
+}

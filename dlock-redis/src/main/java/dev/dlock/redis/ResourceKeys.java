@@ -1,0 +1,110 @@
+package dev.dlock.redis;
+
+import dev.dlock.spi.LockKey;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * The Redis keys and the pub/sub channel of one resource (namespace, kind, name).
+ *
+ * <p>Every key is {@code <namespace>:<kind>:{<digest>}:<part>}, where the digest is the first 160 bits of
+ * SHA-256 over namespace, kind and name. So all keys of a resource share one Cluster hash slot (the hash
+ * tag is the digest, whatever braces the name contains), every key starts with the namespace (ACL key
+ * patterns such as {@code ~dlock:*} work), and no name can reach another namespace or kind. The name
+ * itself is stored in the holders hash for listing.
+ *
+ * <p>Parts: {@code h} holders hash, {@code x} hold expiries, {@code q} queue order, {@code e} queue-entry
+ * expiries, {@code t} fencing-token counter; the channel is {@code <prefix>:w}. {@code dlock.lua}
+ * derives {@code h} and {@code x} from the prefix in its renew operation, so the suffixes must match.
+ *
+ * <p>Concurrency: immutable.
+ *
+ * <p>Failure modes: none at run time; two names collide only if their SHA-256 digests agree in the first
+ * 160 bits.
+ *
+ * @param prefix {@code <namespace>:<kind>:{<digest>}}
+ */
+record ResourceKeys(String prefix) {
+    private static final HexFormat HEX = HexFormat.of();
+    private static final int DIGEST_BYTES = 20;
+
+    static ResourceKeys of(LockKey key) {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+        sha.update(key.namespace().getBytes(StandardCharsets.UTF_8));
+        sha.update((byte) 0);
+        sha.update(key.kind().getBytes(StandardCharsets.UTF_8));
+        sha.update((byte) 0);
+        sha.update(key.name().getBytes(StandardCharsets.UTF_8));
+        byte[] digest = sha.digest();
+        return new ResourceKeys(
+                key.namespace() + ":" + key.kind() + ":{" + HEX.formatHex(digest, 0, DIGEST_BYTES) + "}");
+    }
+
+    /** The SCAN pattern matching the holders hash of every resource of a namespace. */
+    static String holdersPattern(String namespace) {
+        return namespace + ":*:{*}:h";
+    }
+
+    /**
+     * The prefix and kind of a holders-hash key found by {@link #holdersPattern}, or null when the key does
+     * not have the exact shape of one of ours.
+     */
+    static ResourceKeys fromHoldersKey(String namespace, String key) {
+        String start = namespace + ":";
+        if (!key.startsWith(start) || !key.endsWith("}:h")) {
+            return null;
+        }
+        String prefix = key.substring(0, key.length() - 2);
+        int brace = prefix.indexOf(":{", start.length());
+        if (brace < 0 || prefix.length() - brace - 3 != 2 * DIGEST_BYTES) {
+            return null;
+        }
+        return new ResourceKeys(prefix);
+    }
+
+    String kind() {
+        int from = prefix.indexOf(':') + 1;
+        return prefix.substring(from, prefix.indexOf(":{", from));
+    }
+
+    String holders() {
+        return prefix + ":h";
+    }
+
+    String expiries() {
+        return prefix + ":x";
+    }
+
+    String queue() {
+        return prefix + ":q";
+    }
+
+    String waits() {
+        return prefix + ":e";
+    }
+
+    String tokens() {
+        return prefix + ":t";
+    }
+
+    String channel() {
+        return prefix + ":w";
+    }
+
+    /** KEYS of every single-resource operation except acquire. */
+    String[] resource() {
+        return new String[] {holders(), expiries(), queue(), waits()};
+    }
+
+    /** KEYS of acquire: the resource keys and the token counter. */
+    String[] withTokens() {
+        return new String[] {holders(), expiries(), queue(), waits(), tokens()};
+    }
+}

@@ -1,0 +1,159 @@
+package dev.dlock.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dlock.DistributedLock;
+import dev.dlock.Lease;
+import dev.dlock.LockClient;
+import dev.dlock.LockListener;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Counts what the server executes ({@code MONITOR}, {@code INFO commandstats}): an uncontended acquire and
+ * a release are one command each, and renewal sends one command per tick for 1,000 leases.
+ */
+class RoundTripAndRenewalTest {
+    private static RedisServer server;
+
+    @BeforeAll
+    static void startServer() {
+        server = RedisServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    @Test
+    void uncontendedAcquireAndReleaseAreOneRoundTripEach() {
+        try (LockClient client =
+                        LockClient.builder(server.uri()).namespace("rt").build();
+                Monitor monitor = Monitor.start(server.port())) {
+            DistributedLock lock = client.lock("round-trips");
+            lock.tryAcquire().orElseThrow().close(); // warm up the JIT, not the server: the script is preloaded
+            long evalshaBefore = commandCalls("evalsha");
+            monitor.sync(server.port());
+            monitor.clear();
+            int cycles = 20;
+            for (int i = 0; i < cycles; i++) {
+                Lease lease = lock.tryAcquire().orElseThrow();
+                lease.close();
+            }
+            monitor.sync(server.port());
+            List<String> names = monitor.names();
+            assertThat(names).hasSize(2 * cycles).containsOnly("EVALSHA");
+            List<String> operations = new ArrayList<>();
+            for (String line : monitor.commands("EVALSHA")) {
+                operations.add(Monitor.scriptOperation(line));
+            }
+            for (int i = 0; i < cycles; i++) {
+                assertThat(operations.subList(2 * i, 2 * i + 2)).containsExactly("acquire", "release");
+            }
+            assertThat(commandCalls("evalsha") - evalshaBefore).isEqualTo(2L * cycles);
+        }
+    }
+
+    @Test
+    void firstOperationAfterScriptFlushFallsBackToEvalOnce() {
+        try (LockClient client =
+                LockClient.builder(server.uri()).namespace("flush").build()) {
+            server.call("SCRIPT", "FLUSH");
+            try (Monitor monitor = Monitor.start(server.port())) {
+                client.lock("after-flush").tryAcquire().orElseThrow().close();
+                monitor.sync(server.port());
+                // acquire: EVALSHA (NOSCRIPT) + EVAL; release: EVALSHA
+                assertThat(monitor.names()).containsExactly("EVALSHA", "EVAL", "EVALSHA");
+            }
+        }
+    }
+
+    @Test
+    void renewalSendsOneCommandPerTickForAThousandLeases() throws Exception {
+        int leases = 1_000;
+        List<int[]> ticks = new CopyOnWriteArrayList<>();
+        LockListener listener = new LockListener() {
+            @Override
+            public void renewed(int count, int lost) {
+                ticks.add(new int[] {count, lost});
+            }
+        };
+        try (LockClient client = LockClient.builder(server.uri())
+                .namespace("renew")
+                .leaseTime(Duration.ofSeconds(6))
+                .listener(listener)
+                .build()) {
+            int[] windowStart = new int[1];
+            // Warm up (JIT, connections) so that the 1,000 grants below land within a sixth of the lease
+            // time of each other, which is what puts them into one renewal batch.
+            acquireAll(client, "warm-", leases).forEach(Lease::close);
+            List<Lease> held = acquireAll(client, "lease-", leases);
+            // The first ticks bring leases granted at slightly different times into step; then watch.
+            awaitTicks(ticks, 2, 15_000);
+            try (Monitor monitor = Monitor.start(server.port())) {
+                int ticksBefore = ticks.size();
+                windowStart[0] = ticksBefore;
+                Thread.sleep(4_500); // two ticks of 2 s
+                int ticksSeen = ticks.size() - ticksBefore;
+                monitor.sync(server.port());
+                List<String> renewals = monitor.commands("EVALSHA");
+                assertThat(monitor.names()).containsOnly("EVALSHA");
+                assertThat(ticksSeen).isGreaterThanOrEqualTo(2);
+                // One command per tick (give or take the tick in flight at either edge), each renewing all.
+                assertThat(renewals.size()).isBetween(ticksSeen - 1, ticksSeen + 1);
+                for (String line : renewals) {
+                    List<String> args = Monitor.arguments(line);
+                    assertThat(Monitor.scriptOperation(line)).isEqualTo("renew");
+                    assertThat((args.size() - 4) / 3).isEqualTo(leases);
+                }
+                System.out.printf(
+                        "renewal: %d leases, %d ticks in 4.5 s, %d renew commands%n",
+                        leases, ticksSeen, renewals.size());
+            }
+            for (int[] tick : ticks.subList(windowStart[0], ticks.size())) {
+                assertThat(tick[0]).isEqualTo(leases);
+                assertThat(tick[1]).isZero();
+            }
+            assertThat(held).allMatch(Lease::isValid);
+        }
+    }
+
+    private static List<Lease> acquireAll(LockClient client, String prefix, int count) throws Exception {
+        List<CompletableFuture<Lease>> pending = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            pending.add(client.lock(prefix + i).acquireAsync(Duration.ofSeconds(10)));
+        }
+        List<Lease> held = new ArrayList<>();
+        for (CompletableFuture<Lease> f : pending) {
+            held.add(f.get(30, TimeUnit.SECONDS));
+        }
+        return held;
+    }
+
+    private static void awaitTicks(List<int[]> ticks, int count, long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (ticks.size() < count && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(ticks).hasSizeGreaterThanOrEqualTo(count);
+    }
+
+    private static long commandCalls(String command) {
+        String info = (String) server.call("INFO", "commandstats");
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                String calls = line.substring(line.indexOf("calls=") + 6);
+                return Long.parseLong(calls.substring(0, calls.indexOf(',')));
+            }
+        }
+        return 0;
+    }
+}
