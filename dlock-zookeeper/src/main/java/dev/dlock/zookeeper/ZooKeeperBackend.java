@@ -610,12 +610,13 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         long now = System.nanoTime();
         Set<String> lost = new HashSet<>();
         List<Node> toWatch = new ArrayList<>();
+        List<Node> givenUp = new ArrayList<>();
         for (RenewRequest request : batch) {
-            Node node = valid ? nodes.get(request.owner()) : null;
+            Node node = nodes.get(request.owner());
             boolean held = false;
             if (node != null) {
                 synchronized (node) {
-                    if (node.state == Node.State.HELD && node.session == current) {
+                    if (node.state == Node.State.HELD && node.session == current && valid) {
                         held = true;
                         node.leaseMillis = request.leaseMillis();
                         node.expiresAtNanos = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
@@ -623,6 +624,9 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                             node.watched = true;
                             toWatch.add(node);
                         }
+                    } else if (node.state == Node.State.HELD) {
+                        node.state = Node.State.ENDED; // reported lost below, so the engine never releases it
+                        givenUp.add(node);
                     }
                 }
             }
@@ -632,6 +636,11 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         }
         for (Node node : toWatch) {
             watchHold(node);
+        }
+        for (Node node : givenUp) {
+            nodes.remove(node.owner, node);
+            watchedHolds.remove(node.path, node);
+            deleteQuietly(node, true); // harmless for a node of a dead session; else retried on reconnect
         }
         return CompletableFuture.completedFuture(lost);
     }
@@ -1229,14 +1238,23 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
 
     // ---- requests
 
+    /**
+     * Creates a node and any missing parent CONTAINER nodes. The server may reap an empty parent container
+     * between Curator creating it and creating the child (NONODE, nothing created), so that is retried.
+     */
     private CompletableFuture<CuratorEvent> create(String path, CreateMode mode, byte[] data) {
-        return Background.run(cb -> {
-            client.create()
-                    .creatingParentContainersIfNeeded()
-                    .withMode(mode)
-                    .inBackground(cb)
-                    .forPath(path, data);
-        });
+        return create(path, mode, data, 0);
+    }
+
+    private CompletableFuture<CuratorEvent> create(String path, CreateMode mode, byte[] data, int tries) {
+        return Background.run(cb -> client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withMode(mode)
+                        .inBackground(cb)
+                        .forPath(path, data))
+                .thenCompose(event -> code(event) == KeeperException.Code.NONODE && tries + 1 < MAX_TRIES
+                        ? create(path, mode, data, tries + 1)
+                        : CompletableFuture.completedFuture(event));
     }
 
     private CompletableFuture<CuratorEvent> getData(String path, Watcher watcher) {
