@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -275,6 +276,33 @@ class EngineRaceTest {
         Thread.sleep(200);
         held.close(); // a release the subscription cannot report yet
         Lease lease = second.get(5, TimeUnit.SECONDS);
+        lease.close();
+    }
+
+    @Test
+    void extendRacingARenewalNeverLeavesTheStoreWithAShorterLease() throws Exception {
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> b.leaseTime(Duration.ofMillis(2_400)));
+        Lease lease = c.lock("extend-race").acquire(Duration.ofSeconds(1));
+        f.get().holdNextRenew = true; // the automatic renewal (at 800 ms) is held on its way
+        assertThat(f.get().heldRenewReceived.await(5, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Void> extended = CompletableFuture.runAsync(() -> lease.extend(Duration.ofSeconds(20)));
+        try {
+            extended.get(500, TimeUnit.MILLISECONDS); // at the store first, unless it waits for the renewal
+        } catch (TimeoutException waitsForTheRenewal) {
+            // fine: the store will see the renewal first
+        }
+        f.get().renewGate.countDown(); // the renewal's 2.4 s now start at the store
+        extended.get(5, TimeUnit.SECONDS);
+        Thread.sleep(3_000);
+        LockClient other = client();
+        Optional<Lease> stolen = other.lock("extend-race").tryAcquire();
+        boolean valid = lease.isValid();
+        stolen.ifPresent(Lease::close);
+        assertThat(valid).as("the holder's lease is valid").isTrue();
+        assertThat(stolen)
+                .as("nobody else can take a lease its holder believes valid")
+                .isEmpty();
         lease.close();
     }
 }
