@@ -3,6 +3,7 @@ package dev.dlock.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
@@ -304,5 +305,48 @@ class EngineRaceTest {
                 .as("nobody else can take a lease its holder believes valid")
                 .isEmpty();
         lease.close();
+    }
+
+    @Test
+    void lockIsNotInterruptible() throws Exception {
+        LockClient holder = client();
+        Lease held = holder.lock("uninterruptible").acquire(Duration.ofSeconds(1));
+        DistributedLock lock = client().lock("uninterruptible");
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                lock.lock();
+                outcome.set(Thread.currentThread().isInterrupted() ? "locked, still interrupted" : "locked");
+                lock.unlock();
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        });
+        waiter.start();
+        Thread.sleep(300);
+        waiter.interrupt();
+        Thread.sleep(300);
+        assertThat(outcome.get())
+                .as("lock() ignores the interrupt and keeps waiting")
+                .isNull();
+        held.close();
+        waiter.join(10_000);
+        assertThat(outcome.get()).isEqualTo("locked, still interrupted");
+    }
+
+    @Test
+    void tryLockIgnoresTheInterruptStatus() {
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> {});
+        f.get().acquireDelay = r -> 100; // the answer is not there at once
+        DistributedLock lock = c.lock("try-interrupted");
+        Thread.currentThread().interrupt();
+        try {
+            assertThat(lock.tryLock()).isTrue();
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        lock.unlock();
     }
 }
