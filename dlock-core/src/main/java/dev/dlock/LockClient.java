@@ -183,6 +183,7 @@ public final class LockClient implements AutoCloseable {
      *
      * @param name the lock name
      * @return one entry per held kind, empty when nobody holds the name
+     * @throws IllegalArgumentException for a bad name
      * @throws LockBackendException if the store failed
      */
     public List<LockInfo> describe(String name) {
@@ -206,6 +207,8 @@ public final class LockClient implements AutoCloseable {
      *
      * @param name the lock name
      * @return true if anything was removed
+     * @throws IllegalArgumentException for a bad name
+     * @throws LockBackendException if the store failed
      */
     public boolean forceRelease(String name) {
         return engine.forceRelease(name);

@@ -349,4 +349,16 @@ class EngineRaceTest {
         }
         lock.unlock();
     }
+
+    @Test
+    void describeAndForceReleaseRejectBadNamesAsBadInput() {
+        LockClient c = client();
+        assertThatThrownBy(() -> c.describe(""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty");
+        assertThatThrownBy(() -> c.describe(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> c.forceRelease("x".repeat(2000)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1024");
+    }
 }
