@@ -240,7 +240,7 @@ public final class LockClient implements AutoCloseable {
         /**
          * How long the store keeps a grant without renewal. Default 30 seconds.
          *
-         * @param leaseTime positive, at least 10 ms
+         * @param leaseTime at least 10 ms, at most 365 days
          * @return this builder
          */
         public Builder leaseTime(Duration leaseTime) {
@@ -297,7 +297,7 @@ public final class LockClient implements AutoCloseable {
          * The longest one store operation may take before it fails with {@link LockBackendException}.
          * Default 5 seconds.
          *
-         * @param timeout positive
+         * @param timeout positive, at most a day
          * @return this builder
          */
         public Builder operationTimeout(Duration timeout) {

@@ -361,4 +361,28 @@ class EngineRaceTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1024");
     }
+
+    @Test
+    void durationsTooLongToComputeWithAreRejected() {
+        LockClient.Builder b = LockClient.builder(STORE);
+        Duration forever = Duration.ofSeconds(Long.MAX_VALUE);
+        assertThatThrownBy(() -> b.leaseTime(forever))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> b.operationTimeout(forever))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("operationTimeout");
+        LockClient c = client();
+        assertThatThrownBy(() -> c.lock("long").withLeaseTime(Duration.ofDays(400 * 365)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime");
+        try (Lease lease = c.lock("long").acquire(Duration.ofSeconds(1))) {
+            assertThatThrownBy(() -> lease.extend(forever))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("leaseTime");
+            assertThat(lease.isValid()).isTrue();
+        }
+        // A long wait is fine: it saturates.
+        assertThat(c.lock("long").acquire(forever).isValid()).isTrue();
+    }
 }
