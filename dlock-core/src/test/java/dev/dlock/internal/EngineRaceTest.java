@@ -13,7 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
@@ -384,5 +386,22 @@ class EngineRaceTest {
         }
         // A long wait is fine: it saturates.
         assertThat(c.lock("long").acquire(forever).isValid()).isTrue();
+    }
+
+    @Test
+    void aCancelledWaitIsReportedToTheListener() throws Exception {
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        LockClient c = client(b -> b.listener(new LockListener() {
+            @Override
+            public void failed(String name, Duration waited, Throwable cause) {
+                failures.add(cause);
+            }
+        }));
+        Lease held = client().lock("cancel-event").acquire(Duration.ofSeconds(1));
+        CompletableFuture<Lease> waiting = c.lock("cancel-event").acquireAsync(Duration.ofSeconds(20));
+        waiting.cancel(true);
+        awaitTrue(Duration.ofSeconds(3), "the listener saw the cancelled wait", () -> failures.size() == 1);
+        assertThat(failures.get(0)).isInstanceOf(CancellationException.class);
+        held.close();
     }
 }
