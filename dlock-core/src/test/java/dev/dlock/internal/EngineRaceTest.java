@@ -404,4 +404,35 @@ class EngineRaceTest {
         assertThat(failures.get(0)).isInstanceOf(CancellationException.class);
         held.close();
     }
+
+    @Test
+    void closeWithThousandsOfWaitersFailsThemAll() throws Exception {
+        Lease held = client().lock("many").acquire(Duration.ofSeconds(1));
+        LockClient c = client();
+        List<CompletableFuture<Lease>> waiters = new ArrayList<>();
+        for (int i = 0; i < 3_000; i++) {
+            waiters.add(c.lock("many").acquireAsync(Duration.ofSeconds(30)));
+        }
+        // On a thread with a small stack, as application threads may have: the depth must not grow
+        // with the number of waiters.
+        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+        Thread closer = new Thread(
+                null,
+                () -> {
+                    try {
+                        c.close();
+                    } catch (Throwable e) {
+                        closeFailure.set(e);
+                    }
+                },
+                "closer",
+                256 * 1024);
+        closer.start();
+        closer.join(30_000);
+        assertThat(closeFailure.get()).isNull();
+        for (CompletableFuture<Lease> w : waiters) {
+            assertEndsWithLockException(w);
+        }
+        held.close();
+    }
 }
