@@ -7,6 +7,11 @@ import java.util.regex.Pattern;
 /** Input validation with messages that name the problem. Every public entry point goes through here. */
 final class Checks {
     static final int MAX_NAME_BYTES = 1024;
+    /** Longer leases would overflow nanosecond deadlines and store expiries. */
+    static final Duration MAX_LEASE_TIME = Duration.ofDays(365);
+    /** Backends hand the operation timeout to clients that count it in int milliseconds. */
+    static final Duration MAX_OPERATION_TIMEOUT = Duration.ofDays(1);
+
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
     private Checks() {}
@@ -59,6 +64,18 @@ final class Checks {
         positive(d, "leaseTime");
         if (d.compareTo(Duration.ofMillis(10)) < 0) {
             throw new IllegalArgumentException("leaseTime must be at least 10ms, got " + d);
+        }
+        if (d.compareTo(MAX_LEASE_TIME) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most " + MAX_LEASE_TIME + ", got " + d);
+        }
+        return d;
+    }
+
+    static Duration operationTimeout(Duration d) {
+        positive(d, "operationTimeout");
+        if (d.compareTo(MAX_OPERATION_TIMEOUT) > 0) {
+            throw new IllegalArgumentException(
+                    "operationTimeout must be at most " + MAX_OPERATION_TIMEOUT + ", got " + d);
         }
         return d;
     }
