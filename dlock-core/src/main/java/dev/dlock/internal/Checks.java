@@ -97,13 +97,20 @@ final class Checks {
         return permits;
     }
 
-    /** Nanoseconds of a duration, saturated so that very long waits do not overflow. */
+    /** Whole seconds from which on a duration no longer fits in a {@code long} of nanoseconds. */
+    private static final long NANOS_OVERFLOW_SECONDS = Long.MAX_VALUE / 1_000_000_000L;
+
+    /**
+     * Nanoseconds of a duration, saturated so that very long waits do not overflow: 292 years or more is
+     * {@code Long.MAX_VALUE} ("never"). Decided without letting {@link Duration#toNanos()} throw, because
+     * {@code lock()} waits "forever" on every call and an exception per call is costly.
+     */
     static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
+        long seconds = d.getSeconds();
+        if (seconds >= NANOS_OVERFLOW_SECONDS || seconds < -NANOS_OVERFLOW_SECONDS) {
             return Long.MAX_VALUE;
         }
+        return d.toNanos();
     }
 
     /** {@code now + nanos}, saturated at {@code Long.MAX_VALUE} meaning "never". */
