@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -64,6 +65,9 @@ public final class Engine implements AutoCloseable {
     final Subscriptions subscriptions;
     final Holds holds = new Holds();
     final ConcurrentHashMap<LockKey, LocalQueue> queues = new ConcurrentHashMap<>();
+    /** Store calls not answered yet, so that close() lets them settle before it closes the backend. */
+    private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
+
     private final String label;
     private final long timeoutNanos;
     private volatile boolean closed;
@@ -403,6 +407,8 @@ public final class Engine implements AutoCloseable {
             stage.whenComplete((v, e) -> complete(result, what, v, e));
             return result;
         }
+        inFlight.add(result);
+        result.whenComplete((v, e) -> inFlight.remove(result));
         ScheduledFuture<?> timer;
         try {
             timer = scheduler.schedule(
@@ -492,7 +498,10 @@ public final class Engine implements AutoCloseable {
         return closed;
     }
 
-    /** Releases every lease (bounded by the operation timeout), fails waits, stops the scheduler. */
+    /**
+     * Releases every lease and fails waits (each bounded by the operation timeout), lets calls on their
+     * way settle, stops the scheduler, closes the backend.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -502,17 +511,11 @@ public final class Engine implements AutoCloseable {
         for (LocalQueue queue : queues.values()) {
             queue.failAll(new LockException("the LockClient was closed while waiting"));
         }
-        List<CompletableFuture<?>> releases = new ArrayList<>();
         for (Lease lease : watchdog.held()) {
-            releases.add(((LeaseImpl) lease).releaseAsync());
+            ((LeaseImpl) lease).releaseAsync();
         }
-        try {
-            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).get(timeoutNanos, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // Best effort: what could not be released expires by its lease time.
-        }
+        // Best effort: what could not be released in time expires by its lease time.
+        awaitCallsInFlight();
         subscriptions.closeAll();
         scheduler.shutdownNow();
         try {
@@ -522,6 +525,31 @@ public final class Engine implements AutoCloseable {
                 scheduler.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits, up to the operation timeout, until the store has answered every call sent: the releases,
+     * and acquires on their way, whose grants are then released while the backend is still open.
+     */
+    private void awaitCallsInFlight() {
+        long until = System.nanoTime() + timeoutNanos;
+        while (!inFlight.isEmpty()) {
+            long left = until - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            try {
+                CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new))
+                        .get(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException e) {
+                // A failed call has settled too; look again for calls it started.
+            } catch (TimeoutException e) {
+                return;
             }
         }
     }

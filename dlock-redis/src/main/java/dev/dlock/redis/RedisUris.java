@@ -16,6 +16,9 @@ import java.util.Set;
  * password.
  *
  * <p>Concurrency: stateless.
+ *
+ * <p>Failure modes: a URI it cannot use throws {@link IllegalArgumentException} naming the problem, before
+ * anything connects; Lettuce's own exception is not chained, as its message may quote the password.
  */
 final class RedisUris {
     static final Set<String> SCHEMES =

@@ -206,6 +206,32 @@ class ZooKeeperBackendTest {
                 .close();
     }
 
+    @Test
+    void busyAttemptsLeaveNoStateBehind() throws Exception {
+        LockClient holder = client();
+        Lease exclusive = holder.lock("busy").acquire(WAIT);
+        Lease fair = holder.fairLock("busy").acquire(WAIT);
+        Lease write = holder.readWriteLock("busy").writeLock().acquire(WAIT);
+        Lease permit = holder.semaphore("busy", 1).acquire(WAIT);
+        LockClient other = client();
+        for (int i = 0; i < 5; i++) {
+            assertThat(other.lock("busy").tryAcquire()).isEmpty();
+            assertThat(other.fairLock("busy").tryAcquire()).isEmpty();
+            assertThat(other.readWriteLock("busy").readLock().tryAcquire()).isEmpty();
+            assertThat(other.semaphore("busy", 1).tryAcquire()).isEmpty();
+        }
+        assertThatThrownBy(() -> other.fairLock("busy").acquire(Duration.ofMillis(200)))
+                .isInstanceOf(LockTimeoutException.class);
+        Thread.sleep(200);
+        assertThat((java.util.Map<?, ?>) TestClients.field(TestClients.backend(other), "nodes"))
+                .as("no acquisition state kept for busy or abandoned attempts")
+                .isEmpty();
+        assertThat(client().describe("busy")).as("no queue entries left behind").allMatch(info -> info.waiters() == 0);
+        for (Lease l : List.of(exclusive, fair, write, permit)) {
+            l.close();
+        }
+    }
+
     // ---- no herd
 
     @Test

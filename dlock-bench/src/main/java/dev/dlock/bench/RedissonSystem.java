@@ -1,0 +1,74 @@
+package dev.dlock.bench;
+
+import java.util.concurrent.TimeUnit;
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * Redisson's {@code RLock} (non-fair) or {@code RFairLock}, one {@code RedissonClient} per bench client,
+ * default configuration (connection pool, Netty threads, 30 s watchdog renewal for locks taken without a
+ * lease time) apart from the address.
+ *
+ * <p>Failure modes: {@code RedissonClient.shutdown} is told not to wait for a quiet period, so closing a
+ * client takes milliseconds rather than seconds; it changes nothing while measuring.
+ */
+final class RedissonSystem implements LockSystem {
+    private static final String PREFIX = "dlock-bench:redisson:";
+
+    private final boolean fair;
+
+    RedissonSystem(boolean fair) {
+        this.fair = fair;
+    }
+
+    @Override
+    public String name() {
+        return fair ? "redisson-fair" : "redisson-lock";
+    }
+
+    @Override
+    public String backend() {
+        return "redis";
+    }
+
+    @Override
+    public String unavailableReason(Endpoints endpoints) {
+        return Probes.tcp(endpoints.redis());
+    }
+
+    @Override
+    public Client open(Endpoints endpoints, int threads, boolean renewal) {
+        Config config = new Config();
+        config.useSingleServer().setAddress("redis://" + endpoints.redis());
+        RedissonClient redisson = Redisson.create(config);
+        return new Client() {
+            @Override
+            public BenchLock lock(String name) {
+                RLock lock = fair ? redisson.getFairLock(PREFIX + name) : redisson.getLock(PREFIX + name);
+                return new BenchLock() {
+                    @Override
+                    public void lock() {
+                        lock.lock();
+                    }
+
+                    @Override
+                    public void unlock() {
+                        lock.unlock();
+                    }
+
+                    @Override
+                    public boolean tryLock() {
+                        return lock.tryLock();
+                    }
+                };
+            }
+
+            @Override
+            public void close() {
+                redisson.shutdown(0, 5, TimeUnit.SECONDS);
+            }
+        };
+    }
+}
