@@ -78,8 +78,9 @@ public interface DistributedLock extends Lock {
     /**
      * A view of this lock whose grants use another lease time (the client's default otherwise).
      *
-     * @param leaseTime how long the store keeps a grant without renewal
+     * @param leaseTime how long the store keeps a grant without renewal: at least 10 ms, at most 365 days
      * @return a view sharing this lock's state
+     * @throws IllegalArgumentException if the time is null or out of range
      */
     DistributedLock withLeaseTime(Duration leaseTime);
 

@@ -83,10 +83,10 @@ public interface Lease extends AutoCloseable {
      * Asks the store now to keep the lease for {@code leaseTime} from now; later automatic renewals use
      * this time as well.
      *
-     * @param leaseTime the new lease time, positive
+     * @param leaseTime the new lease time: at least 10 ms, at most 365 days
      * @throws LeaseLostException if the store no longer holds the lease
      * @throws LockBackendException if the store did not answer in time
-     * @throws IllegalArgumentException if the time is null, zero or negative
+     * @throws IllegalArgumentException if the time is null or out of range
      */
     void extend(Duration leaseTime);
 

@@ -183,6 +183,7 @@ public final class LockClient implements AutoCloseable {
      *
      * @param name the lock name
      * @return one entry per held kind, empty when nobody holds the name
+     * @throws IllegalArgumentException for a bad name
      * @throws LockBackendException if the store failed
      */
     public List<LockInfo> describe(String name) {
@@ -206,6 +207,8 @@ public final class LockClient implements AutoCloseable {
      *
      * @param name the lock name
      * @return true if anything was removed
+     * @throws IllegalArgumentException for a bad name
+     * @throws LockBackendException if the store failed
      */
     public boolean forceRelease(String name) {
         return engine.forceRelease(name);
@@ -237,7 +240,7 @@ public final class LockClient implements AutoCloseable {
         /**
          * How long the store keeps a grant without renewal. Default 30 seconds.
          *
-         * @param leaseTime positive, at least 10 ms
+         * @param leaseTime at least 10 ms, at most 365 days
          * @return this builder
          */
         public Builder leaseTime(Duration leaseTime) {
@@ -294,7 +297,7 @@ public final class LockClient implements AutoCloseable {
          * The longest one store operation may take before it fails with {@link LockBackendException}.
          * Default 5 seconds.
          *
-         * @param timeout positive
+         * @param timeout positive, at most a day
          * @return this builder
          */
         public Builder operationTimeout(Duration timeout) {

@@ -75,6 +75,7 @@ final class BenchRun {
 
     private static Outcome runOn(Options options, List<LockSystem> selected, Endpoints endpoints, PrintStream log)
             throws Exception {
+        long started = System.nanoTime();
         List<String> skipped = new ArrayList<>();
         List<LockSystem> ready = new ArrayList<>();
         for (LockSystem s : selected) {
@@ -117,7 +118,8 @@ final class BenchRun {
                     tallies.get(s).add(m);
                     log.printf(
                             Locale.ROOT,
-                            "[bench] %-11s %-30s round %d/%d: %,12.0f ops/s  p99 %,10.0f us  violations %d%s%n",
+                            "[bench %6.1fs] %-11s %-26s round %d/%d: %,10.0f ops/s  p99 %,9.0f us  violations %d%s%n",
+                            (System.nanoTime() - started) / 1e9,
                             scenario.label(),
                             s.id(),
                             round,
@@ -163,8 +165,9 @@ final class BenchRun {
                     rows.add(h.row());
                     log.printf(
                             Locale.ROOT,
-                            "[bench] held        %-30s %d leases: %,.1f store commands/s, heap +%.1f MB, threads +%d,"
-                                    + " acquire p99 %,.0f us, violations %d%n",
+                            "[bench %6.1fs] held        %-26s %d leases: %,.1f store commands/s, heap +%.1f MB,"
+                                    + " threads +%d, acquire p99 %,.0f us, violations %d%n",
+                            (System.nanoTime() - started) / 1e9,
                             s.id(),
                             h.leases(),
                             h.row().opsPerS(),

@@ -3,6 +3,10 @@ package dev.dlock.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -66,12 +70,40 @@ final class CellRunner {
             throws Exception {
         List<LockSystem.Client> clients = new ArrayList<>();
         try {
-            for (int c = 0; c < scenario.clients; c++) {
-                clients.add(system.open(endpoints, scenario.threads, false));
-            }
+            openAll(system, endpoints, scenario, clients);
             return measure(scenario, clients, warmupNanos, measureNanos, name);
         } finally {
             closeAll(clients);
+        }
+    }
+
+    /** Opens the scenario's clients concurrently (some libraries take a while to connect). */
+    private static void openAll(
+            LockSystem system, Endpoints endpoints, Scenario scenario, List<LockSystem.Client> clients)
+            throws Exception {
+        ExecutorService openers = Executors.newFixedThreadPool(scenario.clients, r -> {
+            Thread t = new Thread(r, "bench-open");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<LockSystem.Client>> opening = new ArrayList<>();
+            for (int c = 0; c < scenario.clients; c++) {
+                opening.add(openers.submit(() -> system.open(endpoints, scenario.threads, false)));
+            }
+            Exception failure = null;
+            for (Future<LockSystem.Client> f : opening) {
+                try {
+                    clients.add(f.get());
+                } catch (ExecutionException e) {
+                    failure = e.getCause() instanceof Exception cause ? cause : e;
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        } finally {
+            openers.shutdown();
         }
     }
 

@@ -106,9 +106,9 @@ final class HeldRunner {
     }
 
     private static long usedHeapAfterGc() throws InterruptedException {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 2; i++) {
             System.gc();
-            Thread.sleep(100);
+            Thread.sleep(50);
         }
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }

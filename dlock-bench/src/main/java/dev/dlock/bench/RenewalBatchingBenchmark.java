@@ -23,8 +23,8 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Renewal batching: one client holds {@code leases} leases of 300 ms, so the watchdog renews them about
- * every 100 ms, while the benchmark thread locks and unlocks another name. The throughput shows what the
+ * Renewal batching: one client holds {@code leases} leases of 900 ms, so the watchdog renews them about
+ * every 300 ms, while the benchmark thread locks and unlocks another name. The throughput shows what the
  * background renewal costs the foreground; the counters show the batching: {@code renewCalls} (calls into
  * the backend, one per tick whatever the number of leases) and {@code renewedLeases} per second.
  *
@@ -51,7 +51,7 @@ public class RenewalBatchingBenchmark {
     @Setup(Level.Trial)
     public void hold() {
         client = LockClient.builder("mem:jmh-renewal-" + leases)
-                .leaseTime(Duration.ofMillis(300))
+                .leaseTime(Duration.ofMillis(900))
                 .backendDecorator(b -> new CountingBackend(b, counters))
                 .build();
         for (int i = 0; i < leases; i++) {

@@ -79,8 +79,9 @@ final class Acquisition {
         this.startNanos = System.nanoTime();
         this.deadlineNanos = Checks.deadline(startNanos, waitNanos);
         result.whenComplete((lease, error) -> {
-            if (result.isCancelled()) {
-                abandon(null);
+            if (result.isCancelled() && abandon(null)) {
+                long waited = System.nanoTime() - startNanos;
+                engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), error));
             }
         });
     }

@@ -7,6 +7,11 @@ import java.util.regex.Pattern;
 /** Input validation with messages that name the problem. Every public entry point goes through here. */
 final class Checks {
     static final int MAX_NAME_BYTES = 1024;
+    /** Longer leases would overflow nanosecond deadlines and store expiries. */
+    static final Duration MAX_LEASE_TIME = Duration.ofDays(365);
+    /** Backends hand the operation timeout to clients that count it in int milliseconds. */
+    static final Duration MAX_OPERATION_TIMEOUT = Duration.ofDays(1);
+
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
     private Checks() {}
@@ -60,6 +65,18 @@ final class Checks {
         if (d.compareTo(Duration.ofMillis(10)) < 0) {
             throw new IllegalArgumentException("leaseTime must be at least 10ms, got " + d);
         }
+        if (d.compareTo(MAX_LEASE_TIME) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most " + MAX_LEASE_TIME + ", got " + d);
+        }
+        return d;
+    }
+
+    static Duration operationTimeout(Duration d) {
+        positive(d, "operationTimeout");
+        if (d.compareTo(MAX_OPERATION_TIMEOUT) > 0) {
+            throw new IllegalArgumentException(
+                    "operationTimeout must be at most " + MAX_OPERATION_TIMEOUT + ", got " + d);
+        }
         return d;
     }
 
@@ -80,13 +97,20 @@ final class Checks {
         return permits;
     }
 
-    /** Nanoseconds of a duration, saturated so that very long waits do not overflow. */
+    /** Whole seconds from which on a duration no longer fits in a {@code long} of nanoseconds. */
+    private static final long NANOS_OVERFLOW_SECONDS = Long.MAX_VALUE / 1_000_000_000L;
+
+    /**
+     * Nanoseconds of a duration, saturated so that very long waits do not overflow: 292 years or more is
+     * {@code Long.MAX_VALUE} ("never"). Decided without letting {@link Duration#toNanos()} throw, because
+     * {@code lock()} waits "forever" on every call and an exception per call is costly.
+     */
     static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
+        long seconds = d.getSeconds();
+        if (seconds >= NANOS_OVERFLOW_SECONDS || seconds < -NANOS_OVERFLOW_SECONDS) {
             return Long.MAX_VALUE;
         }
+        return d.toNanos();
     }
 
     /** {@code now + nanos}, saturated at {@code Long.MAX_VALUE} meaning "never". */

@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -32,6 +33,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -70,6 +72,8 @@ public final class Engine implements AutoCloseable {
 
     private final String label;
     private final long timeoutNanos;
+    private final ConcurrentLinkedQueue<Unanswered> unanswered = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean expiryScheduled = new AtomicBoolean();
     private volatile boolean closed;
 
     private Engine(EngineOptions options, LockBackendFactory factory, String uri) {
@@ -239,6 +243,7 @@ public final class Engine implements AutoCloseable {
      * @return held kinds
      */
     public List<LockInfo> describe(String name) {
+        Checks.name(name); // here, not inside the store call, where it would become a store failure
         List<LockInfo> result = new ArrayList<>();
         for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
             LockInfo info = join(call("describe '" + name + "'", () -> backend.describe(key(name, mode))));
@@ -271,6 +276,7 @@ public final class Engine implements AutoCloseable {
      * @return whether anything was removed
      */
     public boolean forceRelease(String name) {
+        Checks.name(name);
         boolean any = false;
         for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
             any |= join(call("force-release '" + name + "'", () -> backend.forceRelease(key(name, mode))));
@@ -407,24 +413,73 @@ public final class Engine implements AutoCloseable {
             stage.whenComplete((v, e) -> complete(result, what, v, e));
             return result;
         }
-        inFlight.add(result);
-        result.whenComplete((v, e) -> inFlight.remove(result));
-        ScheduledFuture<?> timer;
-        try {
-            timer = scheduler.schedule(
-                    () -> result.completeExceptionally(new LockBackendException(
-                            what + ": the store did not answer within " + options.operationTimeout())),
-                    timeoutNanos,
-                    TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
+        if (scheduler.isShutdown()) {
             result.completeExceptionally(new LockException(what + ": the LockClient is closed"));
             return result;
         }
-        stage.whenComplete((v, e) -> {
-            timer.cancel(false);
-            complete(result, what, v, e);
-        });
+        inFlight.add(result);
+        result.whenComplete((v, e) -> inFlight.remove(result));
+        unanswered.add(new Unanswered(result, what, System.nanoTime() + timeoutNanos));
+        stage.whenComplete((v, e) -> complete(result, what, v, e));
+        scheduleExpiry();
         return result;
+    }
+
+    /**
+     * A store call waiting for its answer. Identity equality on purpose: {@link #unanswered} removes
+     * exactly this entry.
+     */
+    private static final class Unanswered {
+        final CompletableFuture<?> result;
+        final String what;
+        final long deadlineNanos;
+
+        Unanswered(CompletableFuture<?> result, String what, long deadlineNanos) {
+            this.result = result;
+            this.what = what;
+            this.deadlineNanos = deadlineNanos;
+        }
+    }
+
+    /**
+     * Makes sure one scheduler task runs when the oldest unanswered call's deadline passes. Every call
+     * has the same timeout, so the queue is in deadline order and one timer serves all of them: a store
+     * call costs no timer of its own (no scheduler wake-up per call).
+     */
+    private void scheduleExpiry() {
+        Unanswered oldest = oldestUnanswered();
+        if (oldest == null || !expiryScheduled.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            scheduler.schedule(this::expireUnanswered, oldest.deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            Unanswered u;
+            while ((u = unanswered.poll()) != null) {
+                u.result.completeExceptionally(new LockException(u.what + ": the LockClient is closed"));
+            }
+        }
+    }
+
+    /** Drops answered calls from the head of the queue; returns the oldest unanswered one, or null. */
+    private Unanswered oldestUnanswered() {
+        Unanswered head;
+        while ((head = unanswered.peek()) != null && head.result.isDone()) {
+            unanswered.remove(head);
+        }
+        return head;
+    }
+
+    private void expireUnanswered() {
+        expiryScheduled.set(false);
+        long now = System.nanoTime();
+        Unanswered head;
+        while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
+            head.result.completeExceptionally(new LockBackendException(
+                    head.what + ": the store did not answer within " + options.operationTimeout()));
+            unanswered.remove(head);
+        }
+        scheduleExpiry();
     }
 
     private static <T> void complete(CompletableFuture<T> result, String what, T value, Throwable error) {

@@ -48,7 +48,7 @@ public record EngineOptions(
         /**
          * Sets the lease time.
          *
-         * @param value at least 10 ms
+         * @param value at least 10 ms, at most 365 days
          * @return this builder
          */
         public Builder leaseTime(Duration value) {
@@ -106,11 +106,11 @@ public record EngineOptions(
         /**
          * Sets the operation timeout.
          *
-         * @param value positive
+         * @param value positive, at most a day
          * @return this builder
          */
         public Builder operationTimeout(Duration value) {
-            operationTimeout = Checks.positive(value, "operationTimeout");
+            operationTimeout = Checks.operationTimeout(value);
             return this;
         }
 

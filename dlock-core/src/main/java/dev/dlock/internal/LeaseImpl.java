@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the store's expiry. It never uses wall-clock time and never the arrival time of a reply.
  *
  * <p>Concurrency: the state moves once from HELD to RELEASED or LOST by compare-and-set; timing fields
- * are volatile and written only by the renewal path ({@link Watchdog}, {@link #extend}).
+ * are volatile and written only by the renewal path ({@link Watchdog}, {@link #extend}), which sends one
+ * renewal of a lease at a time ({@link #startRenewal()}).
  *
  * <p>Lost signal: {@link #whenLost()} completes on the common pool, never on a store or scheduler thread.
  */
@@ -39,9 +40,12 @@ final class LeaseImpl implements HeldLease {
     private volatile long leaseMillis;
     private volatile long deadlineNanos;
     private volatile String lostReason;
-    // Renewal bookkeeping, used by the watchdog only.
+    // Renewal bookkeeping of the watchdog; renewing is true while a renewal (watchdog's or extend's) is
+    // at the store.
     volatile long nextRenewNanos;
     volatile boolean renewing;
+    /** The renewal of this lease at the store (watchdog's or extend's), or null; guarded by this. */
+    private CompletableFuture<Void> renewal;
 
     LeaseImpl(Engine engine, LockKey key, String owner, long token, long leaseMillis, boolean renew, long sentNanos) {
         this.engine = engine;
@@ -126,6 +130,39 @@ final class LeaseImpl implements HeldLease {
         return state.get() == HELD && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     }
 
+    /**
+     * Claims the right to send a renewal of this lease. At most one renewal is at the store at a time,
+     * so the store's expiry is always the one the last answered request set, which is the one the local
+     * deadline is computed from (two overlapping renewals may reach the store in either order).
+     *
+     * @return false if a renewal is in flight
+     */
+    synchronized boolean startRenewal() {
+        if (renewal != null) {
+            return false;
+        }
+        renewal = new CompletableFuture<>();
+        renewing = true;
+        return true;
+    }
+
+    /** Ends the renewal claimed by {@link #startRenewal()}, after its answer was applied. */
+    void endRenewal() {
+        CompletableFuture<Void> done;
+        synchronized (this) {
+            done = renewal;
+            renewal = null;
+            renewing = false;
+        }
+        if (done != null) {
+            done.complete(null);
+        }
+    }
+
+    private synchronized CompletableFuture<Void> renewalInFlight() {
+        return renewal;
+    }
+
     @Override
     public Duration heldFor() {
         return Duration.ofNanos(System.nanoTime() - grantedNanos);
@@ -135,16 +172,26 @@ final class LeaseImpl implements HeldLease {
     public void extend(Duration leaseTime) {
         long millis = Checks.leaseTime(leaseTime).toMillis();
         checkValid();
-        long sent = System.nanoTime();
-        var lostOwners = engine.join(engine.call(
-                "extend '" + key.name() + "'",
-                () -> engine.backend.renew(List.of(new RenewRequest(key, owner, millis)))));
-        if (lostOwners.contains(owner)) {
-            markLost("the store no longer held it when it was extended");
-            throw lostException("the store no longer held it when it was extended");
+        while (!startRenewal()) {
+            CompletableFuture<Void> inFlight = renewalInFlight();
+            if (inFlight != null) {
+                inFlight.join(); // bounded: every store call ends within the operation timeout
+            }
         }
-        leaseMillis = millis;
-        renewed(sent);
+        try {
+            long sent = System.nanoTime();
+            var lostOwners = engine.join(engine.call(
+                    "extend '" + key.name() + "'",
+                    () -> engine.backend.renew(List.of(new RenewRequest(key, owner, millis)))));
+            if (lostOwners.contains(owner)) {
+                markLost("the store no longer held it when it was extended");
+                throw lostException("the store no longer held it when it was extended");
+            }
+            leaseMillis = millis;
+            renewed(sent);
+        } finally {
+            endRenewal();
+        }
         engine.watchdog.rescheduleFor(this);
     }
 

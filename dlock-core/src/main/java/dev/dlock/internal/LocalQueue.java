@@ -3,6 +3,7 @@ package dev.dlock.internal;
 import dev.dlock.LockException;
 import dev.dlock.LockRejectedException;
 import dev.dlock.spi.LockKey;
+import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
@@ -72,7 +73,32 @@ final class LocalQueue {
             engine.subscriptions.release(acquisition.key);
         }
         if (next[0] != null) {
-            next[0].becomeHead();
+            promote(next[0]);
+        }
+    }
+
+    /** Heads waiting to be started by the outermost {@link #promote} call on this thread. */
+    private static final ThreadLocal<ArrayDeque<Acquisition>> PROMOTING = new ThreadLocal<>();
+
+    /**
+     * Starts a new head. A head that fails at once (client closed, store failing synchronously) leaves
+     * and promotes the next one: that chain runs as a loop here, not as a recursion through every
+     * caller of the queue, which would overflow the stack for long queues.
+     */
+    private static void promote(Acquisition head) {
+        ArrayDeque<Acquisition> pending = PROMOTING.get();
+        if (pending != null) {
+            pending.add(head);
+            return;
+        }
+        pending = new ArrayDeque<>();
+        PROMOTING.set(pending);
+        try {
+            for (Acquisition next = head; next != null; next = pending.poll()) {
+                next.becomeHead();
+            }
+        } finally {
+            PROMOTING.remove();
         }
     }
 

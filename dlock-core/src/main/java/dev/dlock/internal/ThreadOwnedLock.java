@@ -125,9 +125,8 @@ abstract class ThreadOwnedLock implements DistributedLock {
             return;
         }
         Pending p = begin(wait, true);
-        HeldLease lease = interruptible
-                ? Engine.await(p.result(), p.cancel(), true)
-                : Engine.awaitUninterruptibly(p.result(), p.cancel());
+        // lock() and tryLock() ignore interrupts, like ReentrantLock: the interrupt status stays set.
+        HeldLease lease = Engine.await(p.result(), p.cancel(), interruptible);
         engine.holds.put(holdResource(), new Holds.Hold(lease));
     }
 

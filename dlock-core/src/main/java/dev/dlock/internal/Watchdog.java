@@ -126,18 +126,23 @@ final class Watchdog {
         }
     }
 
-    private void renew(List<LeaseImpl> batch, long sentNanos) {
-        List<RenewRequest> requests = new ArrayList<>(batch.size());
-        for (LeaseImpl lease : batch) {
-            lease.renewing = true;
-            requests.add(new RenewRequest(lease.key, lease.owner, lease.leaseMillis()));
+    private void renew(List<LeaseImpl> due, long sentNanos) {
+        List<LeaseImpl> batch = new ArrayList<>(due.size());
+        List<RenewRequest> requests = new ArrayList<>(due.size());
+        for (LeaseImpl lease : due) {
+            if (lease.startRenewal()) { // not while extend() renews it
+                batch.add(lease);
+                requests.add(new RenewRequest(lease.key, lease.owner, lease.leaseMillis()));
+            }
+        }
+        if (batch.isEmpty()) {
+            return;
         }
         engine.call("renew " + batch.size() + " leases", () -> engine.backend.renew(requests))
                 .whenComplete((lostOwners, error) -> {
                     int lost = 0;
                     long now = System.nanoTime();
                     for (LeaseImpl lease : batch) {
-                        lease.renewing = false;
                         if (error != null) {
                             lease.nextRenewNanos = now + Math.max(MIN_RETRY_NANOS, lease.leaseNanos() / 10);
                         } else if (lostOwners.contains(lease.owner)) {
@@ -146,6 +151,7 @@ final class Watchdog {
                         } else {
                             lease.renewed(sentNanos);
                         }
+                        lease.endRenewal();
                         if (lease.isHeld()) {
                             rescheduleFor(lease);
                         }

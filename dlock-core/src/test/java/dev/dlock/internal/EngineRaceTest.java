@@ -3,6 +3,7 @@ package dev.dlock.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
@@ -12,11 +13,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -276,5 +280,159 @@ class EngineRaceTest {
         held.close(); // a release the subscription cannot report yet
         Lease lease = second.get(5, TimeUnit.SECONDS);
         lease.close();
+    }
+
+    @Test
+    void extendRacingARenewalNeverLeavesTheStoreWithAShorterLease() throws Exception {
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> b.leaseTime(Duration.ofMillis(2_400)));
+        Lease lease = c.lock("extend-race").acquire(Duration.ofSeconds(1));
+        f.get().holdNextRenew = true; // the automatic renewal (at 800 ms) is held on its way
+        assertThat(f.get().heldRenewReceived.await(5, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Void> extended = CompletableFuture.runAsync(() -> lease.extend(Duration.ofSeconds(20)));
+        try {
+            extended.get(500, TimeUnit.MILLISECONDS); // at the store first, unless it waits for the renewal
+        } catch (TimeoutException waitsForTheRenewal) {
+            // fine: the store will see the renewal first
+        }
+        f.get().renewGate.countDown(); // the renewal's 2.4 s now start at the store
+        extended.get(5, TimeUnit.SECONDS);
+        Thread.sleep(3_000);
+        LockClient other = client();
+        Optional<Lease> stolen = other.lock("extend-race").tryAcquire();
+        boolean valid = lease.isValid();
+        stolen.ifPresent(Lease::close);
+        assertThat(valid).as("the holder's lease is valid").isTrue();
+        assertThat(stolen)
+                .as("nobody else can take a lease its holder believes valid")
+                .isEmpty();
+        lease.close();
+    }
+
+    @Test
+    void lockIsNotInterruptible() throws Exception {
+        LockClient holder = client();
+        Lease held = holder.lock("uninterruptible").acquire(Duration.ofSeconds(1));
+        DistributedLock lock = client().lock("uninterruptible");
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                lock.lock();
+                outcome.set(Thread.currentThread().isInterrupted() ? "locked, still interrupted" : "locked");
+                lock.unlock();
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        });
+        waiter.start();
+        Thread.sleep(300);
+        waiter.interrupt();
+        Thread.sleep(300);
+        assertThat(outcome.get())
+                .as("lock() ignores the interrupt and keeps waiting")
+                .isNull();
+        held.close();
+        waiter.join(10_000);
+        assertThat(outcome.get()).isEqualTo("locked, still interrupted");
+    }
+
+    @Test
+    void tryLockIgnoresTheInterruptStatus() {
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient c = faulty(f, b -> {});
+        f.get().acquireDelay = r -> 100; // the answer is not there at once
+        DistributedLock lock = c.lock("try-interrupted");
+        Thread.currentThread().interrupt();
+        try {
+            assertThat(lock.tryLock()).isTrue();
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        lock.unlock();
+    }
+
+    @Test
+    void describeAndForceReleaseRejectBadNamesAsBadInput() {
+        LockClient c = client();
+        assertThatThrownBy(() -> c.describe(""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty");
+        assertThatThrownBy(() -> c.describe(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> c.forceRelease("x".repeat(2000)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1024");
+    }
+
+    @Test
+    void durationsTooLongToComputeWithAreRejected() {
+        LockClient.Builder b = LockClient.builder(STORE);
+        Duration forever = Duration.ofSeconds(Long.MAX_VALUE);
+        assertThatThrownBy(() -> b.leaseTime(forever))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> b.operationTimeout(forever))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("operationTimeout");
+        LockClient c = client();
+        assertThatThrownBy(() -> c.lock("long").withLeaseTime(Duration.ofDays(400 * 365)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime");
+        try (Lease lease = c.lock("long").acquire(Duration.ofSeconds(1))) {
+            assertThatThrownBy(() -> lease.extend(forever))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("leaseTime");
+            assertThat(lease.isValid()).isTrue();
+        }
+        // A long wait is fine: it saturates.
+        assertThat(c.lock("long").acquire(forever).isValid()).isTrue();
+    }
+
+    @Test
+    void aCancelledWaitIsReportedToTheListener() throws Exception {
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        LockClient c = client(b -> b.listener(new LockListener() {
+            @Override
+            public void failed(String name, Duration waited, Throwable cause) {
+                failures.add(cause);
+            }
+        }));
+        Lease held = client().lock("cancel-event").acquire(Duration.ofSeconds(1));
+        CompletableFuture<Lease> waiting = c.lock("cancel-event").acquireAsync(Duration.ofSeconds(20));
+        waiting.cancel(true);
+        awaitTrue(Duration.ofSeconds(3), "the listener saw the cancelled wait", () -> failures.size() == 1);
+        assertThat(failures.get(0)).isInstanceOf(CancellationException.class);
+        held.close();
+    }
+
+    @Test
+    void closeWithThousandsOfWaitersFailsThemAll() throws Exception {
+        Lease held = client().lock("many").acquire(Duration.ofSeconds(1));
+        LockClient c = client();
+        List<CompletableFuture<Lease>> waiters = new ArrayList<>();
+        for (int i = 0; i < 3_000; i++) {
+            waiters.add(c.lock("many").acquireAsync(Duration.ofSeconds(30)));
+        }
+        // On a thread with a small stack, as application threads may have: the depth must not grow
+        // with the number of waiters.
+        AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+        Thread closer = new Thread(
+                null,
+                () -> {
+                    try {
+                        c.close();
+                    } catch (Throwable e) {
+                        closeFailure.set(e);
+                    }
+                },
+                "closer",
+                256 * 1024);
+        closer.start();
+        closer.join(30_000);
+        assertThat(closeFailure.get()).isNull();
+        for (CompletableFuture<Lease> w : waiters) {
+            assertEndsWithLockException(w);
+        }
+        held.close();
     }
 }

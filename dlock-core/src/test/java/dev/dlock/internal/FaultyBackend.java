@@ -38,10 +38,12 @@ final class FaultyBackend implements LockBackend {
     volatile ToLongFunction<AcquireRequest> acquireDelay = r -> 0;
     /** Runs on the caller's thread before an acquire is passed on. */
     volatile Consumer<AcquireRequest> beforeAcquire = r -> {};
-    /** Milliseconds by which the next renew call reaches the store late; reset by that call. */
-    volatile long delayNextRenewMillis;
-    /** Counted down when a delayed renew call has been received. */
-    final CountDownLatch delayedRenewReceived = new CountDownLatch(1);
+    /** When set, the next renew call is held on its way to the store until {@link #renewGate} opens. */
+    volatile boolean holdNextRenew;
+    /** Counted down when the held renew call has been received. */
+    final CountDownLatch heldRenewReceived = new CountDownLatch(1);
+    /** Lets the held renew call reach the store. */
+    final CountDownLatch renewGate = new CountDownLatch(1);
     /** Milliseconds by which each subscribe reaches the store late. */
     volatile long subscribeDelayMillis;
 
@@ -92,12 +94,22 @@ final class FaultyBackend implements LockBackend {
 
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
-        long delay = delayNextRenewMillis;
-        if (delay > 0) {
-            delayNextRenewMillis = 0;
-            delayedRenewReceived.countDown();
+        if (!holdNextRenew) {
+            return pass(0, () -> delegate.renew(batch));
         }
-        return pass(delay, () -> delegate.renew(batch));
+        holdNextRenew = false;
+        heldRenewReceived.countDown();
+        return CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                renewGate.await(30, TimeUnit.SECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                            return null;
+                        },
+                        NETWORK)
+                .thenCompose(x -> delegate.renew(batch));
     }
 
     @Override

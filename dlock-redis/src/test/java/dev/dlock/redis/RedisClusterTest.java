@@ -56,14 +56,10 @@ class RedisClusterTest {
                         .prefix()));
             }
             assertThat(slots.size()).as("the leases spread over many slots").isGreaterThan(900);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            // The first ticks bring leases granted at slightly different times into step.
-            while (ticks.size() < 2 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            RoundTripAndRenewalTest.awaitFullTick(ticks, leases, Integer::intValue);
             long[] before = evalshaCalls();
             int ticksBefore = ticks.size();
-            Thread.sleep(4_500);
+            RoundTripAndRenewalTest.awaitSize(ticks, ticksBefore + 2); // two ticks of about 2 s
             long[] after = evalshaCalls();
             int ticksSeen = ticks.size() - ticksBefore;
             assertThat(ticksSeen).isGreaterThanOrEqualTo(2);
@@ -77,6 +73,69 @@ class RedisClusterTest {
                     leases, slots.size(), ticksSeen, after[0] - before[0], after[1] - before[1], after[2] - before[2]);
             assertThat(ticks.subList(ticksBefore, ticks.size())).containsOnly(leases);
             assertThat(held).allMatch(Lease::isValid);
+        }
+    }
+
+    @Test
+    void renewalFollowsASlotThatMovedToAnotherNode() throws Exception {
+        List<Integer> lost = new CopyOnWriteArrayList<>();
+        LockListener listener = new LockListener() {
+            @Override
+            public void renewed(int count, int lostCount) {
+                lost.add(lostCount);
+            }
+        };
+        try (LockClient client = LockClient.builder(cluster.uri())
+                .namespace("moving")
+                .leaseTime(Duration.ofSeconds(3))
+                .listener(listener)
+                .build()) {
+            List<Lease> held = acquireAll(client, "m", 30);
+            RedisServer from = cluster.nodes().get(0);
+            RedisServer to = cluster.nodes().get(1);
+            // A lease whose slot the first node serves; move that slot to the second node behind the
+            // client's back, so its next renewal meets a stale slot map.
+            String prefix = null;
+            for (int i = 0; i < 30 && prefix == null; i++) {
+                String candidate = ResourceKeys.of(
+                                new dev.dlock.spi.LockKey("moving", "m" + i, dev.dlock.spi.Mode.EXCLUSIVE))
+                        .prefix();
+                int slot = SlotHash.getSlot(candidate);
+                if ((Long) from.call("CLUSTER", "COUNTKEYSINSLOT", Integer.toString(slot)) > 0) {
+                    prefix = candidate;
+                }
+            }
+            assertThat(prefix).as("some lease lives on the first node").isNotNull();
+            String slot = Integer.toString(SlotHash.getSlot(prefix));
+            moveSlot(slot, from, to);
+            int ticksBefore = lost.size();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (lost.size() < ticksBefore + 2 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(lost.size()).isGreaterThanOrEqualTo(ticksBefore + 2);
+            assertThat(lost).containsOnly(0);
+            assertThat(held).allMatch(Lease::isValid);
+            // Renewed where the slot lives now.
+            assertThat((Long) to.call("PTTL", prefix + ":x")).isGreaterThan(1_000L);
+            assertThat((Long) from.call("CLUSTER", "COUNTKEYSINSLOT", slot)).isZero();
+            held.forEach(Lease::close);
+        }
+    }
+
+    /** Migrates one slot with its keys, the way {@code redis-cli --cluster reshard} does. */
+    private static void moveSlot(String slot, RedisServer from, RedisServer to) {
+        String fromId = (String) from.call("CLUSTER", "MYID");
+        String toId = (String) to.call("CLUSTER", "MYID");
+        to.call("CLUSTER", "SETSLOT", slot, "IMPORTING", fromId);
+        from.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId);
+        List<?> keys = (List<?>) from.call("CLUSTER", "GETKEYSINSLOT", slot, "100");
+        List<String> migrate =
+                new ArrayList<>(List.of("MIGRATE", "127.0.0.1", Integer.toString(to.port()), "", "0", "5000", "KEYS"));
+        keys.forEach(k -> migrate.add((String) k));
+        from.call(migrate.toArray(String[]::new));
+        for (RedisServer node : List.of(to, from, cluster.nodes().get(2))) {
+            node.call("CLUSTER", "SETSLOT", slot, "NODE", toId);
         }
     }
 

@@ -6,9 +6,12 @@ import dev.dlock.redis.RedisBackends;
 import dev.dlock.spi.LockBackendFactory;
 import dev.dlock.zookeeper.ZooKeeperBackends;
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import javax.sql.DataSource;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.apache.curator.framework.CuratorFramework;
 import org.springframework.beans.BeanWrapper;
 import org.springframework.beans.PropertyAccessorFactory;
@@ -26,10 +29,14 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * of these libraries is needed at run time unless the application uses it.
  *
  * <p>Failure modes: a candidate opens nothing until it is chosen and its client connects; invalid
- * backend settings ({@code dlock.jdbc.*}, {@code dlock.redis.*}) fail the application's start.
+ * backend settings ({@code dlock.jdbc.*}, {@code dlock.redis.*}) fail the application's start. The
+ * application's Redis client keeps its own options; one that queues commands while disconnected (Lettuce's
+ * default) is used but warned about, as dlock-redis recommends rejecting them.
  */
 @Configuration(proxyBeanMethods = false)
 class DlockBackendsConfiguration {
+    private static final Log log = LogFactory.getLog(DlockBackendsConfiguration.class);
+
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(
             name = {
@@ -50,6 +57,14 @@ class DlockBackendsConfiguration {
                     connections.start();
                 }
                 AbstractRedisClient client = connections.getNativeClient();
+                if (client.getOptions().getDisconnectedBehavior()
+                        != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS) {
+                    log.warn("dlock uses the application's Redis client, which queues commands while"
+                            + " disconnected: lock commands are then sent late, after dlock gave up on them."
+                            + " Define a LettuceClientOptionsBuilderCustomizer bean setting"
+                            + " disconnectedBehavior(REJECT_COMMANDS), or give dlock its own client with"
+                            + " dlock.uri");
+                }
                 RedisBackendFactory backend = client instanceof RedisClusterClient cluster
                         ? RedisBackends.of(cluster)
                         : RedisBackends.of((RedisClient) client);

@@ -495,6 +495,30 @@ public abstract class LockContractTest {
     }
 
     @Test
+    void lockIgnoresInterruptsAndKeepsWaiting() throws Exception {
+        Lease held = client().lock("uninterruptible").acquire(LONG_WAIT);
+        DistributedLock lock = client().lock("uninterruptible");
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                lock.lock();
+                outcome.set(Thread.currentThread().isInterrupted() ? "locked, still interrupted" : "locked");
+                lock.unlock();
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+        });
+        waiter.start();
+        Thread.sleep(300);
+        waiter.interrupt();
+        Thread.sleep(500);
+        assertThat(outcome.get()).as("lock() keeps waiting after an interrupt").isNull();
+        held.close();
+        waiter.join(15_000);
+        assertThat(outcome.get()).isEqualTo("locked, still interrupted");
+    }
+
+    @Test
     void waiterIsWokenPromptlyByReleaseNotByLeaseExpiry() throws Exception {
         LockClient a = client(b -> b.leaseTime(Duration.ofSeconds(30)));
         Lease held = a.lock("wakeup").acquire(LONG_WAIT);
@@ -751,6 +775,39 @@ public abstract class LockContractTest {
     }
 
     @Test
+    void aCancelledFairWaiterDoesNotHoldUpTheFairQueue() throws Exception {
+        Lease held = client().fairLock("fair-cancel").acquire(LONG_WAIT);
+        CompletableFuture<Lease> waiting = client().fairLock("fair-cancel").acquireAsync(LONG_WAIT);
+        Thread.sleep(300); // queued in the store
+        assertThat(waiting.cancel(true)).isTrue();
+        Thread.sleep(300);
+        held.close();
+        LockClient third = client();
+        awaitTrue(Duration.ofSeconds(5), () -> {
+            Optional<Lease> next = third.fairLock("fair-cancel").tryAcquire();
+            next.ifPresent(Lease::close);
+            return next.isPresent();
+        });
+    }
+
+    @Test
+    void aCancelledWriterDoesNotHoldNewReadersBack() throws Exception {
+        Lease read = client().readWriteLock("writer-cancel").readLock().acquire(LONG_WAIT);
+        CompletableFuture<Lease> writer =
+                client().readWriteLock("writer-cancel").writeLock().acquireAsync(LONG_WAIT);
+        Thread.sleep(300); // queued in the store, holding new readers back
+        assertThat(writer.cancel(true)).isTrue();
+        LockClient reader = client();
+        awaitTrue(Duration.ofSeconds(5), () -> {
+            Optional<Lease> next =
+                    reader.readWriteLock("writer-cancel").readLock().tryAcquire();
+            next.ifPresent(Lease::close);
+            return next.isPresent();
+        });
+        read.close();
+    }
+
+    @Test
     void asyncAcquireTimesOutExceptionally() {
         try (Lease held = client().lock("async-timeout").acquire(LONG_WAIT)) {
             CompletableFuture<Lease> waiting = client().lock("async-timeout").acquireAsync(Duration.ofMillis(400));
@@ -907,6 +964,16 @@ public abstract class LockContractTest {
     }
 
     @Test
+    void adminCallsRejectBadNamesAsBadInput() {
+        LockClient a = client();
+        assertThatThrownBy(() -> a.describe(""))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty");
+        assertThatThrownBy(() -> a.forceRelease(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> a.list(null)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void badDurationsAndCountsAreRejected() {
         LockClient a = client();
         assertThatThrownBy(() -> a.lock("d").acquire(Duration.ofMillis(-1)))
@@ -929,6 +996,21 @@ public abstract class LockContractTest {
                 .isInstanceOf(IllegalArgumentException.class);
         try (Lease lease = a.lock("d").acquire(LONG_WAIT)) {
             assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void durationsTooLongToComputeWithAreRejected() {
+        Duration forever = Duration.ofSeconds(Long.MAX_VALUE);
+        assertThatThrownBy(() -> newClientBuilder().leaseTime(forever))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> newClientBuilder().operationTimeout(forever))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("operationTimeout");
+        try (Lease lease = client().lock("forever").acquire(forever)) {
+            assertThatThrownBy(() -> lease.extend(forever)).isInstanceOf(IllegalArgumentException.class);
+            assertThat(lease.isValid()).isTrue();
         }
     }
 

@@ -1238,14 +1238,23 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
 
     // ---- requests
 
+    /**
+     * Creates a node and any missing parent CONTAINER nodes. The server may reap an empty parent container
+     * between Curator creating it and creating the child (NONODE, nothing created), so that is retried.
+     */
     private CompletableFuture<CuratorEvent> create(String path, CreateMode mode, byte[] data) {
-        return Background.run(cb -> {
-            client.create()
-                    .creatingParentContainersIfNeeded()
-                    .withMode(mode)
-                    .inBackground(cb)
-                    .forPath(path, data);
-        });
+        return create(path, mode, data, 0);
+    }
+
+    private CompletableFuture<CuratorEvent> create(String path, CreateMode mode, byte[] data, int tries) {
+        return Background.run(cb -> client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withMode(mode)
+                        .inBackground(cb)
+                        .forPath(path, data))
+                .thenCompose(event -> code(event) == KeeperException.Code.NONODE && tries + 1 < MAX_TRIES
+                        ? create(path, mode, data, tries + 1)
+                        : CompletableFuture.completedFuture(event));
     }
 
     private CompletableFuture<CuratorEvent> getData(String path, Watcher watcher) {

@@ -232,6 +232,24 @@ class ZooKeeperBackendTest {
         }
     }
 
+    @Test
+    void closingAClientOnASharedCuratorRemovesItsNodesAndLeavesCuratorOpen() throws Exception {
+        CuratorFramework shared = curator(null);
+        LockClient a = LockClient.builder(ZooKeeperBackends.forCurator(shared))
+                .namespace(namespace)
+                .build();
+        Lease blocker = client().semaphore("shared-close", 1).acquire(WAIT);
+        a.lock("shared-close").acquire(WAIT);
+        CompletableFuture<Lease> waiting = a.semaphore("shared-close", 1).acquireAsync(Duration.ofSeconds(30));
+        Thread.sleep(300);
+        a.close();
+        assertThat(waiting).failsWithin(Duration.ofSeconds(5));
+        assertThat(shared.getState()).isEqualTo(org.apache.curator.framework.imps.CuratorFrameworkState.STARTED);
+        awaitChildren(shared, NodeLayout.resourcePath(new LockKey(namespace, "shared-close", Mode.PERMIT)), 1);
+        assertThat(client().lock("shared-close").tryAcquire()).isPresent();
+        blocker.close();
+    }
+
     // ---- no herd
 
     @Test

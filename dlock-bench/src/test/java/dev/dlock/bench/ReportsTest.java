@@ -1,0 +1,49 @@
+package dev.dlock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ReportsTest {
+    private static final List<Row> ROWS = List.of(
+            new Row("contended", "dlock", "redis", 4, 4, 9, 6000, 2000, 9000, 0),
+            new Row("contended", "redisson-lock", "redis", 4, 4, 9, 1000, 10000, 90000, 0),
+            new Row("contended", "spring-redis-spin", "redis", 4, 4, 9, 3000, 3000, 30000, 0),
+            new Row("uncontended", "raw", "redis", 1, 1, 9, 10000, 95.5, 150.25, 0));
+
+    @Test
+    void jsonHasExactlyTheTenFieldsPerRow() {
+        String json = Reports.json(ROWS);
+        assertThat(json).startsWith("[\n").endsWith("]\n");
+        assertThat(json)
+                .contains("{\"scenario\": \"contended\", \"system\": \"dlock\", \"backend\": \"redis\", \"clients\": 4,"
+                        + " \"threads\": 4, \"seconds\": 9, \"ops_per_s\": 6000, \"p50_us\": 2000, \"p99_us\": 9000,"
+                        + " \"violations\": 0},")
+                .contains("\"p50_us\": 95.5, \"p99_us\": 150.25");
+        assertThat(json.split("\"scenario\"")).hasSize(ROWS.size() + 1);
+    }
+
+    @Test
+    void markdownGivesRatiosAndJudgesTargets() {
+        BenchRun.Outcome outcome = new BenchRun.Outcome(ROWS, List.of(), List.of(), List.of(), new LinkedHashMap<>());
+        String md = Reports.markdown(outcome, Main.fromArgs());
+        assertThat(md).contains("| contended | redis | redisson-lock | 6,000.0 | 1,000.0 | 6.00x | 0.10x |");
+        assertThat(md).contains("| contended | redis | spring-redis-spin | 6,000.0 | 3,000.0 | 2.00x | 0.30x |");
+        assertThat(md).contains("| redis contended: dlock >= 5.0x redisson-lock | 6.00x | yes |");
+        assertThat(md).contains("| redis contended: dlock p99 <= 0.5x spring-redis-spin's | 0.30x | yes |");
+        assertThat(md).contains("| redis uncontended: dlock >= 2.0x redisson-lock | not measured | - |");
+    }
+
+    @Test
+    void percentilesAreNearestRank() {
+        Latencies l = new Latencies();
+        for (int i = 1; i <= 1000; i++) {
+            l.add(i * 1000L); // 1..1000 us, out of order does not matter
+        }
+        assertThat(l.percentileMicros(50)).isEqualTo(500.0);
+        assertThat(l.percentileMicros(99)).isEqualTo(990.0);
+        assertThat(new Latencies().percentileMicros(99)).isZero();
+    }
+}
