@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
  * config.properties} of the config directory, else the local ZooKeeper server that {@link LocalServer}
  * starts on first use.
  *
- * <p>Failure modes: an unreadable config file is an {@link IllegalArgumentException} naming the file; a
+ * <p>Concurrency: one per command object, used by one thread. Failure modes: an unreadable config file is an {@link IllegalArgumentException} naming the file; a
  * local server that cannot be started is an {@link IllegalStateException} from {@link #resolve()}.
  */
 final class BackendOption {

@@ -140,6 +140,12 @@ final class DemoCommand implements Plan, Main.Validated {
                 throw new ParameterException(self, "--backend " + uri + ": no lock backend in this build accepts it");
             }
         }
+        if (database != null && (database.startsWith("jdbc:h2:mem:") || !database.startsWith("jdbc:"))) {
+            throw new ParameterException(
+                    self,
+                    "--database " + database + ": give a JDBC URL the worker processes can reach (an in-memory"
+                            + " H2 database lives in one process; use jdbc:h2:tcp://...)");
+        }
         if (strategies.isEmpty()) {
             throw new ParameterException(self, "--strategy needs at least one strategy");
         }

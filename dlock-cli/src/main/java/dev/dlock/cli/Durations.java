@@ -12,6 +12,10 @@ import picocli.CommandLine;
  * Reads and writes the durations of the command line: a number with a unit, {@code 500ms}, {@code 10s},
  * {@code 1.5s}, {@code 2m}, {@code 1h}, {@code 1d}; a bare number means seconds (as in {@code flock -w}); ISO
  * 8601 ({@code PT10S}) is accepted too. Negative values are refused.
+ *
+ * <p>Concurrency: stateless. Failure modes: text that is not a duration, or one too long for a {@link
+ * Duration} in nanoseconds, is a {@link CommandLine.TypeConversionException} naming the text, which picocli
+ * reports as a usage error (exit 2).
  */
 final class Durations implements CommandLine.ITypeConverter<Duration> {
     private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)?");

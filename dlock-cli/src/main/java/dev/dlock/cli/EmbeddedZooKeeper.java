@@ -90,7 +90,7 @@ final class EmbeddedZooKeeper implements AutoCloseable {
     static boolean answers(int port) {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1_000);
-            socket.setSoTimeout(2_000);
+            socket.setSoTimeout(5_000);
             OutputStream out = socket.getOutputStream();
             out.write("srvr".getBytes(StandardCharsets.US_ASCII));
             out.flush();

@@ -16,6 +16,9 @@ import java.util.Properties;
  * dlock.config.dir}, else {@code $XDG_CONFIG_HOME/dlock}, else {@code ~/.config/dlock}. The state directory
  * (the local server's data, port and log) is {@code $DLOCK_STATE_DIR}, else {@code dlock.state.dir}, else
  * {@code $XDG_STATE_HOME/dlock}, else {@code ~/.local/state/dlock}.
+ *
+ * <p>Concurrency: immutable apart from the streams it hands out. Failure modes: none; paths are not
+ * checked here but where they are used.
  */
 record Environment(
         Map<String, String> variables,

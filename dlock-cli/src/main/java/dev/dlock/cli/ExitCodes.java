@@ -1,6 +1,6 @@
 package dev.dlock.cli;
 
-/** The exit codes of the {@code dlock} command, in one place so that docs and tests agree. */
+/** The exit codes of the {@code dlock} command, in one place so that docs and tests agree (constants only). */
 final class ExitCodes {
     /** Done; for {@code status}: the lock is held. */
     static final int OK = 0;

@@ -4,7 +4,11 @@ import dev.dlock.LockInfo;
 import java.util.List;
 import java.util.Optional;
 
-/** Text for lock holders as {@code status}, {@code ls} and the live status line of {@code run} show them. */
+/**
+ * Text for lock holders as {@code status}, {@code ls} and the live status line of {@code run} show them.
+ *
+ * <p>Concurrency: stateless. Failure modes: none; unknown values print as {@code ?} or {@code -}.
+ */
 final class Holders {
     private Holders() {}
 

@@ -8,6 +8,9 @@ import java.util.List;
  * The command line that starts another JVM running {@link Main} with this JVM's java binary and class path:
  * the shaded jar when run with {@code java -jar}, the test class path in tests. Used for the local server
  * and the demo's worker processes.
+ *
+ * <p>Concurrency: stateless. Failure modes: none here; a JVM that cannot start fails {@link
+ * ProcessBuilder#start()} for the caller.
  */
 final class JavaCommand {
     private JavaCommand() {}

@@ -8,7 +8,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
-/** {@code dlock ls [PREFIX]}: a table of held locks: name, kind, holder, token, expiry, waiters. */
+/**
+ * {@code dlock ls [PREFIX]}: a table of held locks: name, kind, holder, mode, token, expiry, waiters.
+ *
+ * <p>Concurrency: one thread; the list is a snapshot, stale at once. Failure modes: a store failure exits
+ * 69 (see {@link Main#guarded}).
+ */
 @Command(name = "ls", description = "List held locks whose names start with PREFIX (default: all).")
 final class ListCommand implements Plan {
     @Parameters(index = "0", arity = "0..1", paramLabel = "PREFIX", description = "Name prefix.")

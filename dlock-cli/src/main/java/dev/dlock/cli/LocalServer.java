@@ -71,29 +71,71 @@ final class LocalServer {
 
     /** The running server, if there is one. */
     Optional<Info> status() {
-        return recorded().filter(LocalServer::alive);
+        return recorded().filter(this::alive);
     }
 
-    /** Returns the running server, starting one first if none runs. */
+    /**
+     * Returns the running server, starting one first if none runs. A recorded server process that is alive
+     * but does not answer (starting, or slow on a loaded machine) is given {@link #START_TIMEOUT_SECONDS} to
+     * answer before it is replaced, so that a slow server never ends up with a second one beside it.
+     */
     Info ensureRunning() {
         Optional<Info> running = status();
         if (running.isPresent()) {
             return running.get();
         }
         return locked(() -> {
-            Optional<Info> again = status();
-            return again.isPresent() ? again.get() : start();
+            Optional<Info> recorded = recorded();
+            if (recorded.isPresent() && isServerProcess(recorded.get().pid())) {
+                if (awaitAnswer(recorded.get())) {
+                    return recorded.get();
+                }
+                ProcessHandle.of(recorded.get().pid()).ifPresent(LocalServer::terminate);
+            }
+            return start();
         });
     }
 
-    /** Stops the running server; returns what was stopped, empty if none ran. */
+    /** Stops the server process recorded in the state directory; returns what was stopped, empty if none. */
     Optional<Info> stop() {
         return locked(() -> {
-            Optional<Info> running = status();
+            Optional<Info> running = recorded().filter(info -> isServerProcess(info.pid()));
             running.flatMap(info -> ProcessHandle.of(info.pid())).ifPresent(LocalServer::terminate);
             Files.deleteIfExists(stateDir.resolve(INFO_FILE));
             return running;
         });
+    }
+
+    private boolean awaitAnswer(Info info) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_SECONDS);
+        while (System.nanoTime() < deadline && isServerProcess(info.pid())) {
+            if (EmbeddedZooKeeper.answers(info.port())) {
+                return true;
+            }
+            Thread.sleep(200);
+        }
+        return false;
+    }
+
+    /**
+     * Whether {@code pid} is a live local server of this state directory, judged by its command line (so
+     * that a recycled pid is never taken for the server, nor killed). Where the command line cannot be read
+     * (not Linux), a live pid counts.
+     */
+    private boolean isServerProcess(long pid) {
+        Optional<ProcessHandle> process = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
+        if (process.isEmpty()) {
+            return false;
+        }
+        Path procCmdline = Path.of("/proc", Long.toString(pid), "cmdline");
+        String commandLine;
+        try {
+            commandLine = new String(Files.readAllBytes(procCmdline), StandardCharsets.UTF_8).replace('\0', ' ');
+        } catch (IOException e) {
+            commandLine = process.get().info().commandLine().orElse(null);
+        }
+        return commandLine == null
+                || (commandLine.contains("server-process") && commandLine.contains(stateDir.toString()));
     }
 
     private Info start() throws IOException, InterruptedException {
@@ -178,9 +220,8 @@ final class LocalServer {
         }
     }
 
-    private static boolean alive(Info info) {
-        return ProcessHandle.of(info.pid()).map(ProcessHandle::isAlive).orElse(false)
-                && EmbeddedZooKeeper.answers(info.port());
+    private boolean alive(Info info) {
+        return isServerProcess(info.pid()) && EmbeddedZooKeeper.answers(info.port());
     }
 
     private static void terminate(ProcessHandle process) {

@@ -32,6 +32,10 @@ import picocli.CommandLine.ParseResult;
  * or not found; 130 Ctrl-C; otherwise {@code run} exits with CMD's exit code.
  *
  * <p>Parsing ({@link #fromArgs(String...)}) is separate from running ({@link Plan#execute()}).
+ *
+ * <p>Concurrency: one command per process; {@code run} adds a shutdown hook of its own. Failure modes:
+ * bad arguments exit 2 with the usage; store failures 69; anything unexpected, even an {@link Error},
+ * prints its stack trace and exits 70 rather than leaving the JVM up on non-daemon threads.
  */
 public final class Main {
     private Main() {}

@@ -19,6 +19,9 @@ import picocli.CommandLine.Parameters;
  * {@code dlock release --force NAME [--yes]}: an administrator removes every hold of a name. The holders find
  * out at their next renewal (a {@code dlock run} holder then stops its command and exits 75). Asks for
  * confirmation on standard input unless {@code --yes}.
+ *
+ * <p>Concurrency: one thread; between the question and the release the holder may change, and the release
+ * removes whoever holds it then. Failure modes: end of input counts as no; a store failure exits 69.
  */
 @Command(
         name = "release",

@@ -3,7 +3,10 @@ package dev.dlock.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The top of the command tree: {@code dlock} itself, which only dispatches to its subcommands. */
+/**
+ * The top of the command tree: {@code dlock} itself, which only dispatches to its subcommands and carries
+ * {@code --help}/{@code --version} (inherited by every subcommand) and the exit code list of the usage.
+ */
 @Command(
         name = "dlock",
         mixinStandardHelpOptions = true,

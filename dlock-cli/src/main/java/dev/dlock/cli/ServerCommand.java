@@ -6,6 +6,8 @@ import picocli.CommandLine.Command;
 /**
  * {@code dlock server start|stop|status}: the local ZooKeeper server that the default backend uses, started
  * on first use by any command; see {@link LocalServer}.
+ *
+ * <p>Concurrency and failure modes: those of {@link LocalServer}; a server that cannot start exits 69.
  */
 @Command(
         name = "server",

@@ -9,6 +9,10 @@ import picocli.CommandLine.Option;
  * Hidden {@code dlock server-process --state-dir DIR}: the body of the detached local server JVM. Starts
  * ZooKeeper on a free loopback port, records pid and port in the state directory, and serves until
  * terminated; on SIGTERM it stops ZooKeeper and removes its record.
+ *
+ * <p>Concurrency: the main thread waits; a shutdown hook stops the server. Failure modes: a server that
+ * cannot start exits 69 (the starting command quotes its log); a SIGKILL leaves a record whose pid is dead,
+ * which the next start replaces.
  */
 @Command(name = "server-process", hidden = true, description = "Run the local ZooKeeper server in the foreground.")
 final class ServerProcessCommand implements Plan {

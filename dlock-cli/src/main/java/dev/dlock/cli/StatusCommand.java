@@ -7,7 +7,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
-/** {@code dlock status NAME}: who holds a lock, with which token, until when; exits 0 if held, 1 if free. */
+/**
+ * {@code dlock status NAME}: who holds a lock, with which token, until when; exits 0 if held, 1 if free.
+ *
+ * <p>Concurrency: one thread; the answer is a snapshot. Failure modes: a store failure exits 69.
+ */
 @Command(
         name = "status",
         description = "Show who holds lock NAME (every kind: lock, fair, rw, sem). Exits 0 if held, 1 if free.")

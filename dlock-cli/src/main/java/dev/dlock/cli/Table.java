@@ -3,7 +3,10 @@ package dev.dlock.cli;
 import java.io.PrintStream;
 import java.util.List;
 
-/** Prints rows of text as columns separated by two spaces: leading text columns left-aligned, the rest right. */
+/**
+ * Prints rows of text as columns separated by two spaces: leading text columns left-aligned, the rest
+ * right-aligned. Stateless; every row must have the header's number of cells.
+ */
 final class Table {
     private Table() {}
 

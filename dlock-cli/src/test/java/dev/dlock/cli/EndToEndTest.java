@@ -203,6 +203,12 @@ class EndToEndTest {
                 .isEmpty();
     }
 
+    private static void interrupt(Process process) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-INT", Long.toString(process.pid())).start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(kill.exitValue()).isZero();
+    }
+
     @Test
     void interruptStopsTheCommandAndReleases() throws Exception {
         Path marker = dir.resolve("running");
@@ -216,12 +222,21 @@ class EndToEndTest {
                 "trap 'touch " + after + "; exit 0' TERM; touch " + marker + "; while true; do sleep 0.1; done");
         assertThat(eventually(Duration.ofSeconds(60), () -> Files.exists(marker)))
                 .isTrue();
-        Process kill = new ProcessBuilder("kill", "-INT", Long.toString(run.process.pid())).start();
-        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+        Path waiterRan = dir.resolve("waiter-ran");
+        CliProcesses.Running waiter = cli.start("run", "job", "--", "touch", waiterRan.toString());
+        Thread.sleep(4_000); // the waiter's JVM starts and queues for the lock
+        interrupt(waiter.process);
+        CliProcesses.Result stoppedWaiting = waiter.await(30);
+        assertThat(stoppedWaiting.code()).as(stoppedWaiting.err()).isEqualTo(ExitCodes.INTERRUPTED);
+        assertThat(waiterRan).as("an interrupted waiter never runs its command").doesNotExist();
+
+        interrupt(run.process);
         CliProcesses.Result result = run.await(30);
         assertThat(result.code()).isEqualTo(ExitCodes.INTERRUPTED);
         assertThat(after).as("the command got SIGTERM").exists();
-        CliProcesses.Result next = cli.run("run", "--nonblock", "job", "--", "true");
+        CliProcesses.Result next = cli.run("run", "--nonblock", "job", "--", "touch", waiterRan.toString());
         assertThat(next.code()).as("released on Ctrl-C: %s", next.err()).isZero();
+        assertThat(waiterRan).exists();
     }
 }

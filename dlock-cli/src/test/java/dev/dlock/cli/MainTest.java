@@ -237,13 +237,13 @@ class MainTest {
                 "--strategy",
                 "optimistic,pessimistic",
                 "--database",
-                "jdbc:h2:mem:x");
+                "jdbc:postgresql://db/shop");
         assertThat(custom.stock).isEqualTo(20);
         assertThat(custom.buyers).isEqualTo(200);
         assertThat(custom.workers).isEqualTo(2);
         assertThat(custom.threads).isEqualTo(3);
         assertThat(custom.think).isZero();
-        assertThat(custom.database).isEqualTo("jdbc:h2:mem:x");
+        assertThat(custom.database).isEqualTo("jdbc:postgresql://db/shop");
         assertThat(custom.strategies).containsExactly(FlashSale.Strategy.OPTIMISTIC, FlashSale.Strategy.PESSIMISTIC);
     }
 
@@ -258,6 +258,8 @@ class MainTest {
         assertUsageError("no lock backend in this build accepts it", "demo", "--backend", "nosuch://x");
         env = new TestEnvironment(home);
         assertUsageError("expected one of [NONE, OPTIMISTIC, PESSIMISTIC, DLOCK]", "demo", "--strategy", "magic");
+        env = new TestEnvironment(home);
+        assertUsageError("an in-memory H2 database lives in one process", "demo", "--database", "jdbc:h2:mem:x");
     }
 
     @Test
@@ -320,6 +322,25 @@ class MainTest {
         Files.writeString(config, "backend=\\uZZZZ\n");
         assertThat(status.execute()).isEqualTo(ExitCodes.USAGE);
         assertThat(env.err()).contains("cannot read " + config);
+    }
+
+    @Test
+    void demoJdbcUris() {
+        assertThat(DemoCommand.withCreateTables("jdbc:h2:tcp://h/mem:x;LOCK_TIMEOUT=1"))
+                .isEqualTo("jdbc:h2:tcp://h/mem:x;LOCK_TIMEOUT=1;dlock.createTables=true");
+        assertThat(DemoCommand.withCreateTables("jdbc:postgresql://h/db?user=u"))
+                .isEqualTo("jdbc:postgresql://h/db?user=u&dlock.createTables=true");
+        assertThat(DemoCommand.withCreateTables("jdbc:mariadb://h/db"))
+                .isEqualTo("jdbc:mariadb://h/db?dlock.createTables=true");
+        assertThat(DemoCommand.withCreateTables("jdbc:mariadb://h/db?dlock.createTables=false"))
+                .isEqualTo("jdbc:mariadb://h/db?dlock.createTables=false");
+        assertThat(DemoCommand.withoutDlockParameters(
+                        "jdbc:postgresql://h/db?dlock.tablePrefix=x_&user=u&dlock.createTables=true"))
+                .isEqualTo("jdbc:postgresql://h/db?user=u");
+        assertThat(DemoCommand.withoutDlockParameters("jdbc:h2:tcp://h/mem:x;dlock.createTables=true;LOCK_TIMEOUT=1"))
+                .isEqualTo("jdbc:h2:tcp://h/mem:x;LOCK_TIMEOUT=1");
+        assertThat(DemoCommand.withoutDlockParameters("jdbc:mariadb://h/db?dlock.threads=2"))
+                .isEqualTo("jdbc:mariadb://h/db");
     }
 
     @Test
