@@ -72,6 +72,14 @@ public interface Lease extends AutoCloseable {
     Duration remaining();
 
     /**
+     * How long this lease has been held: the time since its grant request was sent, measured with the
+     * monotonic clock. For a multi-lock lease, since the last of its parts was granted.
+     *
+     * @return the time held so far; it keeps growing after the lease is closed or lost
+     */
+    Duration heldFor();
+
+    /**
      * Asks the store now to keep the lease for {@code leaseTime} from now; later automatic renewals use
      * this time as well.
      *

@@ -8,8 +8,10 @@ import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -26,8 +28,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * lease would run out (the store's hint), or, when the caller holds a queue entry in the store (fair lock,
  * queued writer), at a third of that entry's life to refresh it.
  *
- * <p>Failure modes: a grant that arrives after the caller gave up (timeout, cancel, close) is released
- * at once, so nothing is left held; a waiting caller that gives up removes its store queue entry.
+ * <p>Failure modes: a grant that arrives after the caller gave up (timeout, cancel, close), or after
+ * the operation timeout ended the attempt, is released at once, so nothing is left held; a waiting caller
+ * that gives up removes its store queue entry.
  */
 final class Acquisition {
     private enum State {
@@ -162,18 +165,40 @@ final class Acquisition {
             queuedInStore = key.mode() == Mode.FAIR || key.mode() == Mode.WRITE;
         }
         long sentNanos = System.nanoTime();
-        engine.call("acquire '" + key.name() + "'", () -> engine.backend.acquire(request))
-                .whenComplete((answer, error) -> onAnswer(answer, error, sentNanos));
+        AtomicReference<CompletionStage<AcquireResult>> sent = new AtomicReference<>();
+        engine.call("acquire '" + key.name() + "'", () -> {
+                    CompletionStage<AcquireResult> stage = engine.backend.acquire(request);
+                    sent.set(stage);
+                    return stage;
+                })
+                .whenComplete((answer, error) -> {
+                    if (error != null && sent.get() != null) {
+                        // Timed out: the store may still act on the request, so undo a late answer.
+                        sent.get().thenAccept(late -> undo(late, request));
+                    }
+                    onAnswer(request, answer, error, sentNanos);
+                });
     }
 
-    private void onAnswer(AcquireResult answer, Throwable error, long sentNanos) {
+    /**
+     * Undoes an answer nobody will use: releases a grant, or removes the queue entry a busy answer to a
+     * waiting request may have left (the caller's cancelWait may have reached the store before it).
+     */
+    private void undo(AcquireResult answer, AcquireRequest request) {
+        if (answer.isGranted()) {
+            engine.call("release '" + key.name() + "' granted too late", () -> engine.backend.release(key, owner));
+        } else if (request.waiting()) {
+            engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
+        }
+    }
+
+    private void onAnswer(AcquireRequest request, AcquireResult answer, Throwable error, long sentNanos) {
         if (error != null) {
-            if (!isDone()) {
-                // The store may have granted after we stopped listening: make sure nothing stays held.
-                engine.call(
-                        "release '" + key.name() + "' after a failed acquire",
-                        () -> engine.backend.release(key, owner));
-                fail(Engine.storeFailure("acquire '" + key.name() + "'", error));
+            // The store may have granted or queued us although the answer failed: undo both.
+            engine.call(
+                    "release '" + key.name() + "' after a failed acquire", () -> engine.backend.release(key, owner));
+            if (!fail(Engine.storeFailure("acquire '" + key.name() + "'", error)) && request.waiting()) {
+                engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
             }
             return;
         }
@@ -186,9 +211,8 @@ final class Acquisition {
         lock.lock();
         try {
             if (state != State.IN_FLIGHT) {
-                return; // gave up meanwhile; abandon() cleaned up
-            }
-            if (now - deadlineNanos >= 0) {
+                next = Step.UNDO; // gave up while the attempt was on its way
+            } else if (now - deadlineNanos >= 0) {
                 next = Step.TIME_OUT;
             } else if (!subscribed) {
                 subscribed = true;
@@ -210,6 +234,7 @@ final class Acquisition {
             case SUBSCRIBE -> subscribeThenRetry();
             case RETRY -> attempt();
             case WAIT -> {}
+            case UNDO -> undo(answer, request);
         }
     }
 
@@ -217,7 +242,8 @@ final class Acquisition {
         TIME_OUT,
         SUBSCRIBE,
         RETRY,
-        WAIT
+        WAIT,
+        UNDO
     }
 
     private long retryDelay(AcquireResult answer, long now) {
@@ -233,17 +259,26 @@ final class Acquisition {
     }
 
     private void subscribeThenRetry() {
-        if (!LocalQueue.markSubscribed(engine, key)) {
-            attempt(); // another caller of this queue already holds the subscription
-            return;
-        }
-        engine.subscriptions.acquire(key).whenComplete((ok, error) -> {
+        // The first caller of this queue takes the reference; a later head waits until it is live.
+        CompletableFuture<?> live = LocalQueue.markSubscribed(engine, key)
+                ? engine.subscriptions.acquire(key)
+                : engine.subscriptions.live(key);
+        live.whenComplete((ok, error) -> {
             if (error != null) {
                 fail(Engine.storeFailure("subscribe to '" + key.name() + "'", error));
-            } else {
+            } else if (isInFlight()) { // not if the caller gave up while subscribing
                 attempt();
             }
         });
+    }
+
+    private boolean isInFlight() {
+        lock.lock();
+        try {
+            return state == State.IN_FLIGHT;
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void granted(long token, long sentNanos) {
@@ -258,14 +293,23 @@ final class Acquisition {
         } finally {
             lock.unlock();
         }
-        if (!mine || engine.isClosed()) {
+        if (!mine) {
             lease.releaseAsync();
             return;
         }
         engine.watchdog.add(lease);
+        LocalQueue.leave(engine, this);
+        if (engine.isClosed()) {
+            // close() marks the client closed before it looks at held leases: one of us releases it.
+            lease.releaseAsync();
+            LockException cause = new LockException("the LockClient was closed while waiting");
+            long waited = System.nanoTime() - startNanos;
+            engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
+            result.completeExceptionally(cause);
+            return;
+        }
         long waited = System.nanoTime() - startNanos;
         engine.safely(() -> engine.listener().acquired(key.name(), Duration.ofNanos(waited)));
-        LocalQueue.leave(engine, this);
         if (!result.complete(lease)) {
             lease.releaseAsync();
         }
@@ -282,13 +326,19 @@ final class Acquisition {
         result.completeExceptionally(cause);
     }
 
-    /** Ends the wait with an error (timeout, store failure, client closed). */
-    void fail(LockException cause) {
-        if (abandon(cause)) {
-            long waited = System.nanoTime() - startNanos;
-            engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
-            result.completeExceptionally(cause);
+    /**
+     * Ends the wait with an error (timeout, store failure, client closed).
+     *
+     * @return false if the wait had ended already
+     */
+    boolean fail(LockException cause) {
+        if (!abandon(cause)) {
+            return false;
         }
+        long waited = System.nanoTime() - startNanos;
+        engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
+        result.completeExceptionally(cause);
+        return true;
     }
 
     /** Moves to DONE from any other state, leaves the local queue and the store queue. */
@@ -310,15 +360,6 @@ final class Acquisition {
         }
         LocalQueue.leave(engine, this);
         return true;
-    }
-
-    private boolean isDone() {
-        lock.lock();
-        try {
-            return state == State.DONE;
-        } finally {
-            lock.unlock();
-        }
     }
 
     private void cancelTimer() {

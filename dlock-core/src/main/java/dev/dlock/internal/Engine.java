@@ -68,7 +68,12 @@ public final class Engine implements AutoCloseable {
     final ConcurrentHashMap<LockKey, LocalQueue> queues = new ConcurrentHashMap<>();
     private final String label;
     private final long timeoutNanos;
+    /**
+     * Store calls not answered yet, oldest first: for the operation timeout, and so that close() lets them
+     * settle before it closes the backend. Answered entries are dropped lazily from the head.
+     */
     private final ConcurrentLinkedQueue<Unanswered> unanswered = new ConcurrentLinkedQueue<>();
+
     private final AtomicBoolean expiryScheduled = new AtomicBoolean();
     private volatile boolean closed;
 
@@ -411,7 +416,10 @@ public final class Engine implements AutoCloseable {
             result.completeExceptionally(new LockException(what + ": the LockClient is closed"));
             return result;
         }
-        unanswered.add(new Unanswered(result, what, System.nanoTime() + timeoutNanos));
+        // Registered before the caller's own reactions, so it completes after them (dependents run last
+        // registered first): close() waits for it and so for the calls those reactions start.
+        CompletableFuture<?> settled = result.whenComplete((v, e) -> {});
+        unanswered.add(new Unanswered(result, settled, what, System.nanoTime() + timeoutNanos));
         stage.whenComplete((v, e) -> complete(result, what, v, e));
         scheduleExpiry();
         return result;
@@ -423,11 +431,13 @@ public final class Engine implements AutoCloseable {
      */
     private static final class Unanswered {
         final CompletableFuture<?> result;
+        final CompletableFuture<?> settled;
         final String what;
         final long deadlineNanos;
 
-        Unanswered(CompletableFuture<?> result, String what, long deadlineNanos) {
+        Unanswered(CompletableFuture<?> result, CompletableFuture<?> settled, String what, long deadlineNanos) {
             this.result = result;
+            this.settled = settled;
             this.what = what;
             this.deadlineNanos = deadlineNanos;
         }
@@ -456,7 +466,7 @@ public final class Engine implements AutoCloseable {
     /** Drops answered calls from the head of the queue; returns the oldest unanswered one, or null. */
     private Unanswered oldestUnanswered() {
         Unanswered head;
-        while ((head = unanswered.peek()) != null && head.result.isDone()) {
+        while ((head = unanswered.peek()) != null && head.settled.isDone()) {
             unanswered.remove(head);
         }
         return head;
@@ -545,7 +555,10 @@ public final class Engine implements AutoCloseable {
         return closed;
     }
 
-    /** Releases every lease (bounded by the operation timeout), fails waits, stops the scheduler. */
+    /**
+     * Releases every lease and fails waits (each bounded by the operation timeout), lets calls on their
+     * way settle, stops the scheduler, closes the backend.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -555,20 +568,11 @@ public final class Engine implements AutoCloseable {
         for (LocalQueue queue : queues.values()) {
             queue.failAll(new LockException("the LockClient was closed while waiting"));
         }
-        List<CompletableFuture<?>> releases = new ArrayList<>();
         for (Lease lease : watchdog.held()) {
-            CompletableFuture<Boolean> release = ((LeaseImpl) lease).releaseAsync();
-            if (release != null) { // null: closed or lost since the snapshot (by its holder, by the watchdog)
-                releases.add(release);
-            }
+            ((LeaseImpl) lease).releaseAsync();
         }
-        try {
-            CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).get(timeoutNanos, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // Best effort: what could not be released expires by its lease time.
-        }
+        // Best effort: what could not be released in time expires by its lease time.
+        awaitCallsInFlight();
         subscriptions.closeAll();
         scheduler.shutdownNow();
         try {
@@ -578,6 +582,34 @@ public final class Engine implements AutoCloseable {
                 scheduler.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits, up to the operation timeout, until the store has answered every call sent: the releases,
+     * and acquires on their way, whose grants are then released while the backend is still open.
+     */
+    private void awaitCallsInFlight() {
+        long until = System.nanoTime() + timeoutNanos;
+        while (true) {
+            CompletableFuture<?>[] pending = unanswered.stream()
+                    .map(u -> u.settled)
+                    .filter(f -> !f.isDone())
+                    .toArray(CompletableFuture[]::new);
+            long left = until - System.nanoTime();
+            if (pending.length == 0 || left <= 0) {
+                return;
+            }
+            try {
+                CompletableFuture.allOf(pending).get(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException e) {
+                // A failed call has settled too; look again for calls it started.
+            } catch (TimeoutException e) {
+                return;
             }
         }
     }

@@ -127,6 +127,11 @@ final class LeaseImpl implements HeldLease {
     }
 
     @Override
+    public Duration heldFor() {
+        return Duration.ofNanos(System.nanoTime() - grantedNanos);
+    }
+
+    @Override
     public void extend(Duration leaseTime) {
         long millis = Checks.leaseTime(leaseTime).toMillis();
         checkValid();

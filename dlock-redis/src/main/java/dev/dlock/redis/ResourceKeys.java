@@ -21,6 +21,9 @@ import java.util.HexFormat;
  *
  * <p>Concurrency: immutable.
  *
+ * <p>Failure modes: none at run time; two names collide only if their SHA-256 digests agree in the first
+ * 160 bits.
+ *
  * @param prefix {@code <namespace>:<kind>:{<digest>}}
  */
 record ResourceKeys(String prefix) {

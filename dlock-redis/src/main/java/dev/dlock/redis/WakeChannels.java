@@ -38,6 +38,7 @@ final class WakeChannels extends RedisPubSubAdapter<String, String> {
         /** True until the server confirmed our own SUBSCRIBE; later confirmations are re-subscriptions. */
         final AtomicBoolean awaitingConfirmation = new AtomicBoolean(true);
 
+        /** Set under the table lock right after the channel enters the table; read under it or later. */
         CompletableFuture<Void> live;
     }
 
@@ -53,8 +54,9 @@ final class WakeChannels extends RedisPubSubAdapter<String, String> {
             channel = channels.get(name);
             if (channel == null) {
                 channel = new Channel();
-                channel.live = connection.async().subscribe(name).toCompletableFuture();
+                // In the table before the command is sent, so its confirmation finds the channel.
                 channels.put(name, channel);
+                channel.live = connection.async().subscribe(name).toCompletableFuture();
             }
             channel.listeners.add(listener);
         } finally {

@@ -79,14 +79,40 @@ final class RedisServer implements AutoCloseable {
         throw new IllegalStateException("no free port pair found");
     }
 
+    /**
+     * Starts a Sentinel monitoring the master on {@code masterPort} under {@code masterName}, deciding
+     * quickly (down after 1 s) with a quorum of 2.
+     */
+    static RedisServer sentinel(int masterPort, String masterName) {
+        int port = freePort();
+        try {
+            Path dir = Files.createTempDirectory("dlock-sentinel-" + port + "-");
+            Path config = dir.resolve("sentinel.conf");
+            Files.writeString(
+                    config,
+                    String.join(
+                            "\n",
+                            "port " + port,
+                            "bind 127.0.0.1",
+                            "dir " + dir,
+                            "logfile " + dir.resolve("redis.log"),
+                            "sentinel monitor " + masterName + " 127.0.0.1 " + masterPort + " 2",
+                            "sentinel down-after-milliseconds " + masterName + " 1000",
+                            "sentinel failover-timeout " + masterName + " 5000",
+                            "sentinel parallel-syncs " + masterName + " 1",
+                            ""));
+            RedisServer sentinel = new RedisServer(port, dir, List.of(config.toString(), "--sentinel"));
+            sentinel.launch();
+            return sentinel;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private void launch() {
         List<String> command = new ArrayList<>();
         command.add("redis-server");
         command.addAll(args);
-        launch(command, port);
-    }
-
-    void launch(List<String> command, int answeringPort) {
         try {
             process = new ProcessBuilder(command)
                     .redirectErrorStream(true)
@@ -97,10 +123,11 @@ final class RedisServer implements AutoCloseable {
                     "cannot run redis-server: install it (apt-get install redis-server redis-tools, as scripts/test.sh does)",
                     e);
         }
-        awaitAnswer(answeringPort);
+        awaitAnswer();
     }
 
-    private void awaitAnswer(int answeringPort) {
+    private void awaitAnswer() {
+        int answeringPort = port;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (true) {
             if (!process.isAlive()) {

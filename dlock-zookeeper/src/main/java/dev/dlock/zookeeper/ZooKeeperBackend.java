@@ -239,7 +239,12 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         byte[] data = NodeLayout.data(request.owner(), 1, key.name());
         return create(path, CreateMode.EPHEMERAL, data).thenCompose(event -> switch (code(event)) {
             case OK -> CompletableFuture.completedFuture(created(node, path, event.getStat(), request));
-            case NODEEXISTS -> checkHolder(node, request, tries);
+            case NODEEXISTS -> {
+                synchronized (node) {
+                    node.creating = false;
+                }
+                yield checkHolder(node, request, tries);
+            }
             default -> {
                 createFailed(node, event);
                 throw failure(event);
@@ -605,12 +610,13 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         long now = System.nanoTime();
         Set<String> lost = new HashSet<>();
         List<Node> toWatch = new ArrayList<>();
+        List<Node> givenUp = new ArrayList<>();
         for (RenewRequest request : batch) {
-            Node node = valid ? nodes.get(request.owner()) : null;
+            Node node = nodes.get(request.owner());
             boolean held = false;
             if (node != null) {
                 synchronized (node) {
-                    if (node.state == Node.State.HELD && node.session == current) {
+                    if (node.state == Node.State.HELD && node.session == current && valid) {
                         held = true;
                         node.leaseMillis = request.leaseMillis();
                         node.expiresAtNanos = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
@@ -618,6 +624,9 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                             node.watched = true;
                             toWatch.add(node);
                         }
+                    } else if (node.state == Node.State.HELD) {
+                        node.state = Node.State.ENDED; // reported lost below, so the engine never releases it
+                        givenUp.add(node);
                     }
                 }
             }
@@ -627,6 +636,11 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         }
         for (Node node : toWatch) {
             watchHold(node);
+        }
+        for (Node node : givenUp) {
+            nodes.remove(node.owner, node);
+            watchedHolds.remove(node.path, node);
+            deleteQuietly(node, true); // harmless for a node of a dead session; else retried on reconnect
         }
         return CompletableFuture.completedFuture(lost);
     }
@@ -652,12 +666,27 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
     }
 
     private void holdEvent(WatchedEvent event) {
-        if (event.getType() == Watcher.Event.EventType.NodeDeleted) {
-            Node node = watchedHolds.get(event.getPath());
-            if (node != null) {
-                holdGone(node);
+        if (event.getType() != Watcher.Event.EventType.NodeDeleted) {
+            return;
+        }
+        Node node = watchedHolds.get(event.getPath());
+        if (node == null) {
+            return;
+        }
+        synchronized (node) {
+            if (node.state != Node.State.HELD) {
+                return; // our own release
             }
         }
+        // An exclusive path is reused by the next holder: confirm that it is our node that went.
+        Background.run(cb -> client.checkExists().inBackground(cb).forPath(node.path))
+                .thenAccept(check -> {
+                    if (code(check) == KeeperException.Code.NONODE
+                            || (code(check) == KeeperException.Code.OK
+                                    && check.getStat().getCzxid() != node.czxid)) {
+                        holdGone(node);
+                    }
+                });
     }
 
     /** Someone else removed our held node: the next renewal reports it lost. */
@@ -1209,14 +1238,23 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
 
     // ---- requests
 
+    /**
+     * Creates a node and any missing parent CONTAINER nodes. The server may reap an empty parent container
+     * between Curator creating it and creating the child (NONODE, nothing created), so that is retried.
+     */
     private CompletableFuture<CuratorEvent> create(String path, CreateMode mode, byte[] data) {
-        return Background.run(cb -> {
-            client.create()
-                    .creatingParentContainersIfNeeded()
-                    .withMode(mode)
-                    .inBackground(cb)
-                    .forPath(path, data);
-        });
+        return create(path, mode, data, 0);
+    }
+
+    private CompletableFuture<CuratorEvent> create(String path, CreateMode mode, byte[] data, int tries) {
+        return Background.run(cb -> client.create()
+                        .creatingParentContainersIfNeeded()
+                        .withMode(mode)
+                        .inBackground(cb)
+                        .forPath(path, data))
+                .thenCompose(event -> code(event) == KeeperException.Code.NONODE && tries + 1 < MAX_TRIES
+                        ? create(path, mode, data, tries + 1)
+                        : CompletableFuture.completedFuture(event));
     }
 
     private CompletableFuture<CuratorEvent> getData(String path, Watcher watcher) {

@@ -3,6 +3,8 @@ package dev.dlock.zookeeper;
 import dev.dlock.spi.LockBackendFactory;
 import dev.dlock.spi.LockBackendProvider;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -53,9 +55,10 @@ public final class ZooKeeperBackendProvider implements LockBackendProvider {
 
     /** With digest authentication: the creating identity may do everything, anybody else only read. */
     private static final class OwnerOnlyAcl implements ACLProvider {
-        private static final List<ACL> ACL = List.of(
+        // Not List.of: ZooKeeper asks the list whether it contains null, which List.of answers with an NPE.
+        private static final List<ACL> ACL = Collections.unmodifiableList(Arrays.asList(
                 new ACL(ZooDefs.Perms.ALL, ZooDefs.Ids.AUTH_IDS),
-                new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+                new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE)));
 
         @Override
         public List<ACL> getDefaultAcl() {

@@ -27,7 +27,7 @@ final class TestClients {
         return backend(client).curator();
     }
 
-    private static Object field(Object target, String name) {
+    static Object field(Object target, String name) {
         for (Class<?> c = target.getClass(); c != null; c = c.getSuperclass()) {
             try {
                 Field f = c.getDeclaredField(name);

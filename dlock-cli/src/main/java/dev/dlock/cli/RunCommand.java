@@ -1,0 +1,329 @@
+package dev.dlock.cli;
+
+import dev.dlock.DistributedLock;
+import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.LockBackendException;
+import dev.dlock.LockClient;
+import dev.dlock.LockTimeoutException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code dlock run NAME [--wait D | --nonblock] [--lease D] -- CMD [ARGS...]}: a distributed flock. Waits for
+ * the lock, runs CMD with {@code DLOCK_NAME} and {@code DLOCK_FENCING_TOKEN} in its environment while the
+ * client renews the lease, releases when CMD exits and exits with CMD's code.
+ *
+ * <p>Concurrency: the main thread waits and then waits for CMD. The lease's lost-signal (a client thread)
+ * stops CMD: SIGTERM to it and its descendants, SIGKILL to those still alive after {@code --grace}; the main
+ * thread then exits 75. A JVM shutdown hook (Ctrl-C, SIGTERM) stops CMD the same way, cancels a pending wait
+ * and closes the client, which releases the lock.
+ *
+ * <p>Failure modes: a store that is down when we start fails within the operation timeout (exit 69); while
+ * CMD runs the client keeps renewing until the lease's local deadline, then the lease is lost (exit 75); a
+ * release that fails is reported, and the store frees the lock when the lease runs out.
+ */
+@Command(
+        name = "run",
+        sortOptions = false,
+        customSynopsis = {
+            "dlock run NAME [-w DURATION | -n] [--lease DURATION] [--grace DURATION] [--backend URI]",
+            "               [--namespace NS] -- CMD [ARGS...]"
+        },
+        description = {
+            "Wait for lock NAME, run CMD while holding it, release it when CMD exits.",
+            "CMD gets DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment; dlock exits with CMD's exit code."
+        })
+final class RunCommand implements Plan, Main.Validated {
+    static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
+
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock name.")
+    String name;
+
+    @Parameters(
+            index = "1..*",
+            arity = "1..*",
+            paramLabel = "CMD",
+            description = "The command and its arguments (put them after --).")
+    List<String> command;
+
+    @Option(
+            names = {"-w", "--wait"},
+            paramLabel = "DURATION",
+            description = "Give up after waiting this long (exit 1), e.g. 500ms, 10s, 2m. Default: wait forever.")
+    Duration waitTime;
+
+    @Option(
+            names = {"-n", "--nonblock"},
+            description = "Exit 1 at once if the lock is busy (like flock -n).")
+    boolean nonblock;
+
+    @Option(
+            names = "--lease",
+            paramLabel = "DURATION",
+            defaultValue = "30s",
+            description = "Lease time; the lease is renewed while CMD runs (default: ${DEFAULT-VALUE}).")
+    Duration leaseTime;
+
+    @Option(
+            names = "--grace",
+            paramLabel = "DURATION",
+            defaultValue = "10s",
+            description = "When the lease is lost or on Ctrl-C: time between SIGTERM and SIGKILL to CMD "
+                    + "(default: ${DEFAULT-VALUE}).")
+    Duration grace;
+
+    @Mixin
+    BackendOption backend;
+
+    private final Environment env;
+    private final Object stateLock = new Object();
+    private LockClient client;
+    private CompletableFuture<Lease> pendingWait;
+    private Process child;
+    private boolean finished;
+    private volatile LeaseLostException lostReason;
+
+    RunCommand(Environment env) {
+        this.env = env;
+    }
+
+    @Override
+    public void validate(CommandLine self) {
+        if (waitTime != null && nonblock) {
+            throw new ParameterException(self, "--wait and --nonblock exclude each other: use one of them");
+        }
+        if (name.isEmpty()) {
+            throw new ParameterException(self, "NAME must not be empty");
+        }
+        if (leaseTime.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new ParameterException(self, "--lease must be at least 100ms, got " + leaseTime.toMillis() + "ms");
+        }
+    }
+
+    /** How long {@code run} waits: zero for {@code --nonblock}, {@link #FOREVER} without {@code --wait}. */
+    Duration effectiveWait() {
+        return nonblock ? Duration.ZERO : waitTime == null ? FOREVER : waitTime;
+    }
+
+    @Override
+    public int execute() {
+        Thread hook = new Thread(this::onShutdown, "dlock-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return Main.guarded(env, this::runLocked);
+        } finally {
+            finish();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // the JVM is shutting down; the hook runs or ran and finds the work done
+            }
+        }
+    }
+
+    private int runLocked() throws InterruptedException {
+        LockClient connected = backend.builder().leaseTime(leaseTime).build();
+        synchronized (stateLock) {
+            if (finished) {
+                connected.close();
+                return ExitCodes.INTERRUPTED;
+            }
+            client = connected;
+        }
+        DistributedLock lock = connected.lock(name);
+        Optional<Lease> acquired = nonblock ? lock.tryAcquire() : await(lock);
+        if (acquired.isEmpty()) {
+            if (nonblock) {
+                env.err().println("dlock: '" + name + "' is busy" + holderSuffix());
+            }
+            return ExitCodes.BUSY;
+        }
+        Lease lease = acquired.get();
+        int code = runChild(lease);
+        try {
+            lease.close();
+        } catch (LockBackendException e) {
+            env.err()
+                    .println("dlock: could not release '" + name + "' (" + e.getMessage()
+                            + "); the store frees it when the lease runs out");
+        }
+        return code;
+    }
+
+    /** Waits for the lock, drawing the live status line on a terminal; empty when the wait timed out. */
+    private Optional<Lease> await(DistributedLock lock) throws InterruptedException {
+        CompletableFuture<Lease> future = lock.acquireAsync(effectiveWait());
+        synchronized (stateLock) {
+            pendingWait = future;
+        }
+        long started = System.nanoTime();
+        StatusLine line = env.interactive() ? new StatusLine() : null;
+        try {
+            while (true) {
+                try {
+                    return Optional.of(future.get(line == null ? 1_000 : 250, TimeUnit.MILLISECONDS));
+                } catch (TimeoutException e) {
+                    if (line != null) {
+                        line.draw(Duration.ofNanos(System.nanoTime() - started));
+                    }
+                }
+            }
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof LockTimeoutException) {
+                if (line != null) {
+                    line.clear();
+                }
+                env.err()
+                        .println("dlock: timed out after " + Durations.format(waitTime) + " waiting for '" + name + "'"
+                                + holderSuffix());
+                return Optional.empty();
+            }
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException(cause);
+        } catch (CancellationException e) {
+            throw new InterruptedException("the wait was cancelled");
+        } finally {
+            if (line != null) {
+                line.clear();
+            }
+        }
+    }
+
+    private int runChild(Lease lease) throws InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+        builder.environment().put("DLOCK_NAME", name);
+        builder.environment().put("DLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken()));
+        Process started;
+        synchronized (stateLock) {
+            if (finished) {
+                return ExitCodes.INTERRUPTED;
+            }
+            try {
+                started = builder.start();
+            } catch (IOException e) {
+                env.err().println("dlock: cannot run " + command.get(0) + ": " + e.getMessage());
+                return e.getMessage() != null && e.getMessage().contains("error=2,")
+                        ? ExitCodes.NOT_FOUND
+                        : ExitCodes.CANNOT_EXECUTE;
+            }
+            child = started;
+        }
+        lease.whenLost().thenAccept(reason -> {
+            lostReason = reason;
+            env.err()
+                    .println("dlock: lost the lock '" + name + "' (" + reason.getMessage() + "); stopping "
+                            + command.get(0) + " (SIGTERM, SIGKILL after " + Durations.format(grace) + ")");
+            stop(started);
+        });
+        int code = started.waitFor();
+        if (lostReason != null) {
+            return ExitCodes.LEASE_LOST;
+        }
+        return code;
+    }
+
+    /** SIGTERM to the process and its descendants, SIGKILL to those alive after the grace period. */
+    private void stop(Process process) {
+        List<ProcessHandle> tree = new ArrayList<>(process.descendants().toList());
+        tree.add(0, process.toHandle());
+        tree.forEach(ProcessHandle::destroy);
+        CompletableFuture.runAsync(
+                () -> tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly),
+                CompletableFuture.delayedExecutor(grace.toMillis(), TimeUnit.MILLISECONDS));
+    }
+
+    /** Ctrl-C or SIGTERM: stop CMD (waiting up to the grace period), stop waiting, release, disconnect. */
+    private void onShutdown() {
+        Process running;
+        CompletableFuture<Lease> waiting;
+        synchronized (stateLock) {
+            if (finished) {
+                return;
+            }
+            running = child;
+            waiting = pendingWait;
+        }
+        if (waiting != null) {
+            waiting.cancel(true);
+        }
+        if (running != null && running.isAlive()) {
+            stop(running);
+            try {
+                running.onExit().get(grace.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException | ExecutionException | TimeoutException e) {
+                running.destroyForcibly();
+            }
+        }
+        finish();
+    }
+
+    /** Closes the client once: releases the lease if still held and stops the client's threads. */
+    private void finish() {
+        LockClient toClose;
+        synchronized (stateLock) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            toClose = client;
+        }
+        if (toClose != null) {
+            try {
+                toClose.close();
+            } catch (RuntimeException e) {
+                env.err().println("dlock: closing the client failed: " + e.getMessage());
+            }
+        }
+    }
+
+    private String holderSuffix() {
+        try {
+            return Holders.exclusiveHolder(client.describe(name))
+                    .map(holder -> ", held by " + Holders.brief(holder))
+                    .orElse("");
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
+    /** The live line on a terminal: holder, token and time waited, refreshed from the store every second. */
+    private final class StatusLine {
+        private long nextDescribe;
+        private String holder = "";
+
+        void draw(Duration waited) {
+            long now = System.nanoTime();
+            if (now - nextDescribe >= 0) {
+                holder = holderSuffix();
+                nextDescribe = now + TimeUnit.SECONDS.toNanos(1);
+            }
+            env.err()
+                    .print("\rdlock: waiting for '" + name + "'" + holder + ", waited " + Durations.format(waited)
+                            + "\033[K");
+            env.err().flush();
+        }
+
+        void clear() {
+            env.err().print("\r\033[K");
+            env.err().flush();
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.dlock.cli;
+
+import dev.dlock.LockClient;
+import dev.dlock.LockInfo;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+/** {@code dlock status NAME}: who holds a lock, with which token, until when; exits 0 if held, 1 if free. */
+@Command(
+        name = "status",
+        description = "Show who holds lock NAME (every kind: lock, fair, rw, sem). Exits 0 if held, 1 if free.")
+final class StatusCommand implements Plan {
+    @Parameters(index = "0", paramLabel = "NAME", description = "The lock name.")
+    String name;
+
+    @Mixin
+    BackendOption backend;
+
+    private final Environment env;
+
+    StatusCommand(Environment env) {
+        this.env = env;
+    }
+
+    @Override
+    public int execute() {
+        return Main.guarded(env, () -> {
+            try (LockClient client = backend.builder().build()) {
+                List<LockInfo> described = client.describe(name);
+                if (described.isEmpty()) {
+                    env.out().println(name + ": free");
+                    return ExitCodes.BUSY;
+                }
+                for (LockInfo info : described) {
+                    env.out().println(name + ": " + info.kind() + ", waiters " + Holders.waiters(info));
+                    for (LockInfo.Holder holder : info.holders()) {
+                        env.out()
+                                .println("  holder " + Holders.process(holder.owner()) + "  token "
+                                        + holder.fencingToken() + "  mode " + holder.mode() + "  expires in "
+                                        + Holders.expiry(holder) + "  owner " + holder.owner());
+                    }
+                }
+                return ExitCodes.OK;
+            }
+        });
+    }
+}

@@ -1,0 +1,127 @@
+package dev.dlock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Starts the {@code dlock} command as real child JVMs ({@code java -cp <test class path> dev.dlock.cli.Main
+ * ...}) with the config and state directories pointed at temp dirs, and stops every process it started
+ * (and the local server) in {@link #close()}.
+ */
+final class CliProcesses implements AutoCloseable {
+    private static final AtomicInteger SEQUENCE = new AtomicInteger();
+
+    final Path stateDir;
+    final Path configDir;
+    private final Path outputDir;
+    private final List<Process> started = new ArrayList<>();
+
+    CliProcesses(Path root) throws IOException {
+        this.stateDir = Files.createDirectories(root.resolve("state"));
+        this.configDir = Files.createDirectories(root.resolve("config"));
+        this.outputDir = Files.createDirectories(root.resolve("output"));
+    }
+
+    /** A finished command: exit code and what it printed. */
+    record Result(int code, String out, String err) {}
+
+    /** A started command. */
+    final class Running {
+        final Process process;
+        private final Path out;
+        private final Path err;
+
+        Running(Process process, Path out, Path err) {
+            this.process = process;
+            this.out = out;
+            this.err = err;
+        }
+
+        Result await(long seconds) throws Exception {
+            assertThat(process.waitFor(seconds, TimeUnit.SECONDS))
+                    .as("dlock exited within %ss; stderr so far: %s", seconds, read(err))
+                    .isTrue();
+            return new Result(process.exitValue(), read(out), read(err));
+        }
+
+        String err() throws IOException {
+            return read(err);
+        }
+    }
+
+    Running start(String... args) throws IOException {
+        return start(Map.of(), args);
+    }
+
+    Running start(Map<String, String> extraEnv, String... args) throws IOException {
+        int n = SEQUENCE.incrementAndGet();
+        Path out = outputDir.resolve(n + ".out");
+        Path err = outputDir.resolve(n + ".err");
+        ProcessBuilder builder = new ProcessBuilder(
+                        JavaCommand.forMain(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), args))
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        Map<String, String> env = builder.environment();
+        env.remove("DLOCK_BACKEND");
+        env.remove("XDG_CONFIG_HOME");
+        env.remove("XDG_STATE_HOME");
+        env.put("DLOCK_STATE_DIR", stateDir.toString());
+        env.put("DLOCK_CONFIG_DIR", configDir.toString());
+        env.putAll(extraEnv);
+        Process process = builder.start();
+        synchronized (started) {
+            started.add(process);
+        }
+        return new Running(process, out, err);
+    }
+
+    Result run(String... args) throws Exception {
+        return start(args).await(60);
+    }
+
+    /** Local server processes of this state directory, found by their command line. */
+    List<ProcessHandle> serverProcesses() {
+        return ProcessHandle.allProcesses()
+                .filter(p -> {
+                    String line = commandLine(p);
+                    return line.contains("server-process") && line.contains(stateDir.toString());
+                })
+                .toList();
+    }
+
+    /** The full command line from /proc (ProcessHandle.Info cuts long ones, such as a test class path). */
+    private static String commandLine(ProcessHandle process) {
+        try {
+            byte[] raw = Files.readAllBytes(Path.of("/proc", Long.toString(process.pid()), "cmdline"));
+            return new String(raw, StandardCharsets.UTF_8).replace('\0', ' ');
+        } catch (IOException e) {
+            return ""; // exited meanwhile
+        }
+    }
+
+    private static String read(Path file) throws IOException {
+        return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
+    }
+
+    @Override
+    public void close() {
+        synchronized (started) {
+            for (Process process : started) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+            }
+        }
+        LocalServer.in(stateDir).stop();
+        serverProcesses().forEach(ProcessHandle::destroyForcibly);
+    }
+}

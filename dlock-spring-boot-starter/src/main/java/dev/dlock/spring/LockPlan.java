@@ -1,0 +1,429 @@
+package dev.dlock.spring;
+
+import dev.dlock.Lease;
+import dev.dlock.LockClient;
+import dev.dlock.LockException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ExpressionParser;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Everything about one {@link DistributedLock} method that does not change between calls: parsed key
+ * expressions, durations, mode, policy, fallback, return kind and where the {@link Lease} goes. Built and
+ * checked once, when the bean is proxied, so that a mistake fails the application's start.
+ *
+ * <p>Concurrency: immutable after construction; {@link #names} builds a fresh evaluation context per call.
+ *
+ * <p>Failure modes: construction throws {@link IllegalStateException} naming the method and the problem;
+ * {@link #names} throws {@link IllegalArgumentException} for a key that evaluates to nothing, before the
+ * lock is asked for.
+ */
+final class LockPlan {
+    /** How the method returns, which decides how the lock is held. */
+    enum Kind {
+        SYNC,
+        FUTURE,
+        MONO,
+        FLUX
+    }
+
+    private static final ExpressionParser PARSER = new SpelExpressionParser();
+    private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
+    private static final Duration MIN_LEASE = Duration.ofMillis(10);
+    private static final Pattern POSITIONAL = Pattern.compile("[pa](\\d{1,4})");
+
+    private final Method method;
+    private final Class<?> targetClass;
+    private final String label;
+    private final List<Expression> keys;
+    private final LockMode mode;
+    private final Duration waitTime;
+    private final Duration leaseTime;
+    private final NotAcquired ifNotAcquired;
+    private final Method fallback;
+    private final boolean fallbackTakesCause;
+    private final Kind kind;
+    private final int[] leaseParameters;
+    private final BeanFactoryResolver beans;
+
+    private LockPlan(DistributedLock annotation, Method method, Class<?> targetClass, BeanFactory beanFactory) {
+        this.method = method;
+        this.targetClass = targetClass;
+        this.label = "@DistributedLock on " + ClassUtils.getShortName(targetClass) + "." + method.getName() + "("
+                + Arrays.stream(method.getParameterTypes())
+                        .map(Class::getSimpleName)
+                        .collect(Collectors.joining(", "))
+                + ")";
+        this.beans = beanFactory != null ? new BeanFactoryResolver(beanFactory) : null;
+        this.keys = parseKeys(annotation.key());
+        this.mode = annotation.mode();
+        if (keys.size() > 1 && mode != LockMode.EXCLUSIVE) {
+            throw invalid("several keys make a multi-lock, which is EXCLUSIVE only, but mode is " + mode);
+        }
+        this.waitTime = duration("waitTime", annotation.waitTime(), beanFactory);
+        this.leaseTime = duration("leaseTime", annotation.leaseTime(), beanFactory);
+        if (leaseTime != null && leaseTime.compareTo(MIN_LEASE) < 0) {
+            throw invalid("leaseTime must be at least 10ms, got " + annotation.leaseTime());
+        }
+        this.kind = kindOf(method.getReturnType());
+        this.ifNotAcquired = annotation.ifNotAcquired();
+        Class<?> returns = method.getReturnType();
+        if (ifNotAcquired == NotAcquired.SKIP && returns.isPrimitive() && returns != void.class) {
+            throw invalid("ifNotAcquired = SKIP needs a method that can return nothing, but it returns "
+                    + returns.getName() + "; use THROW, a FALLBACK, or a wrapper type");
+        }
+        String fallbackName = annotation.fallback().strip();
+        if (ifNotAcquired == NotAcquired.FALLBACK && fallbackName.isEmpty()) {
+            throw invalid("ifNotAcquired = FALLBACK needs the name of the fallback method in 'fallback'");
+        }
+        if (ifNotAcquired != NotAcquired.FALLBACK && !fallbackName.isEmpty()) {
+            throw invalid("fallback '" + fallbackName + "' is set but ifNotAcquired is " + ifNotAcquired
+                    + "; set ifNotAcquired = NotAcquired.FALLBACK");
+        }
+        Method found = fallbackName.isEmpty() ? null : findFallback(fallbackName);
+        this.fallback = found;
+        this.fallbackTakesCause = found != null && found.getParameterCount() == method.getParameterCount() + 1;
+        List<Integer> leaseIndexes = new ArrayList<>();
+        Class<?>[] types = method.getParameterTypes();
+        for (int i = 0; i < types.length; i++) {
+            if (types[i] == Lease.class) {
+                leaseIndexes.add(i);
+            }
+        }
+        this.leaseParameters = leaseIndexes.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * Reads and checks the annotation of a method.
+     *
+     * @param method the most specific method (the one of the target class)
+     * @throws IllegalStateException naming the method when the annotation is not valid for it
+     */
+    static LockPlan of(DistributedLock annotation, Method method, Class<?> targetClass, BeanFactory beanFactory) {
+        return new LockPlan(annotation, method, targetClass, beanFactory);
+    }
+
+    private IllegalStateException invalid(String problem) {
+        return new IllegalStateException(label + ": " + problem);
+    }
+
+    private List<Expression> parseKeys(String[] sources) {
+        if (sources.length == 0) {
+            throw invalid("no key: give at least one SpEL expression, e.g. key = \"'order:' + #orderId\"");
+        }
+        List<Expression> parsed = new ArrayList<>();
+        for (String source : sources) {
+            if (source == null || source.isBlank()) {
+                throw invalid("a key expression is empty");
+            }
+            Expression expression;
+            try {
+                expression = PARSER.parseExpression(source);
+            } catch (ParseException e) {
+                throw new IllegalStateException(
+                        label + ": key \"" + source + "\" is not a valid SpEL expression: " + e.getMessage(), e);
+            }
+            if (expression instanceof SpelExpression spel) {
+                checkVariables(spel.getAST(), source);
+            }
+            parsed.add(expression);
+        }
+        return List.copyOf(parsed);
+    }
+
+    /**
+     * Fails for a variable that is not a parameter: a typo, or names missing from the bytecode, would
+     * otherwise make the key say {@code null} and serialise unrelated calls.
+     */
+    private void checkVariables(SpelNode node, String source) {
+        if (node instanceof VariableReference) {
+            String variable = node.toStringAST().substring(1);
+            Matcher positional = POSITIONAL.matcher(variable);
+            boolean known = variable.equals("root")
+                    || variable.equals("this")
+                    || (positional.matches() && Integer.parseInt(positional.group(1)) < method.getParameterCount());
+            if (!known) {
+                String[] names = PARAMETER_NAMES.getParameterNames(method);
+                if (names == null) {
+                    throw invalid("key \"" + source + "\" refers to #" + variable + ", but the parameter names of the"
+                            + " method are not in its bytecode: compile with -parameters (Spring Boot's build"
+                            + " plugins do) or use #p0, #p1, ...");
+                }
+                if (!Arrays.asList(names).contains(variable)) {
+                    throw invalid("key \"" + source + "\" refers to #" + variable + ", which is not a parameter of"
+                            + " the method (parameters: " + String.join(", ", names) + ")");
+                }
+            }
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            checkVariables(node.getChild(i), source);
+        }
+    }
+
+    private Duration duration(String attribute, String text, BeanFactory beanFactory) {
+        String value = text.strip();
+        if (value.isEmpty()) {
+            return null;
+        }
+        if (beanFactory instanceof ConfigurableBeanFactory configurable && value.contains("${")) {
+            try {
+                value = configurable.resolveEmbeddedValue(value);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(label + ": " + attribute + " \"" + text + "\": " + e.getMessage(), e);
+            }
+            value = value == null ? "" : value.strip();
+        }
+        Duration parsed;
+        try {
+            parsed = DurationStyle.detectAndParse(value);
+        } catch (IllegalArgumentException e) {
+            throw invalid(attribute + " \"" + text + "\" is not a duration (use e.g. 500ms, 5s, 2m or PT5S)");
+        }
+        if (parsed.isNegative()) {
+            throw invalid(attribute + " must not be negative, got " + text);
+        }
+        return parsed;
+    }
+
+    private Kind kindOf(Class<?> returns) {
+        if (returns == CompletableFuture.class || returns == CompletionStage.class) {
+            return Kind.FUTURE;
+        }
+        if (returns.getName().equals("reactor.core.publisher.Mono")) {
+            return Kind.MONO;
+        }
+        if (returns.getName().equals("reactor.core.publisher.Flux")) {
+            return Kind.FLUX;
+        }
+        if (Future.class.isAssignableFrom(returns)
+                || CompletionStage.class.isAssignableFrom(returns)
+                || isPublisher(returns)) {
+            throw invalid("returns " + returns.getName() + "; of asynchronous types only CompletableFuture,"
+                    + " CompletionStage, Mono and Flux are supported (the lock must be held until the result"
+                    + " completes)");
+        }
+        return Kind.SYNC;
+    }
+
+    private static boolean isPublisher(Class<?> type) {
+        for (Class<?> c : ClassUtils.getAllInterfacesForClassAsSet(type)) {
+            if (c.getName().equals("org.reactivestreams.Publisher")) {
+                return true;
+            }
+        }
+        return type.getName().equals("org.reactivestreams.Publisher");
+    }
+
+    private Method findFallback(String name) {
+        Class<?>[] params = method.getParameterTypes();
+        Method same = null;
+        Method withCause = null;
+        for (Method candidate : ReflectionUtils.getUniqueDeclaredMethods(targetClass)) {
+            if (!candidate.getName().equals(name) || candidate.isBridge()) {
+                continue;
+            }
+            Class<?>[] types = candidate.getParameterTypes();
+            if (Arrays.equals(types, params)) {
+                same = candidate;
+            } else if (types.length == params.length + 1
+                    && Arrays.equals(Arrays.copyOf(types, params.length), params)
+                    && types[params.length].isAssignableFrom(LockException.class)) {
+                withCause = candidate;
+            }
+        }
+        Method found = withCause != null ? withCause : same;
+        if (found == null) {
+            throw invalid("fallback method '" + name + "' not found in " + targetClass.getName() + ": it must take "
+                    + Arrays.toString(params) + ", optionally followed by a LockException parameter");
+        }
+        Class<?> returns = method.getReturnType();
+        if (returns != void.class && !ClassUtils.isAssignable(returns, found.getReturnType())) {
+            throw invalid("fallback method '" + name + "' returns "
+                    + found.getReturnType().getName() + ", which is not assignable to " + returns.getName());
+        }
+        ReflectionUtils.makeAccessible(found);
+        return found;
+    }
+
+    String label() {
+        return label;
+    }
+
+    Kind kind() {
+        return kind;
+    }
+
+    NotAcquired ifNotAcquired() {
+        return ifNotAcquired;
+    }
+
+    /** The wait of this method, or the default when the annotation gives none. */
+    Duration waitTime(Duration defaultWait) {
+        return waitTime != null ? waitTime : defaultWait;
+    }
+
+    /** The lock names of one call, and whether they make a multi-lock. */
+    record Names(List<String> names, boolean multi) {}
+
+    /**
+     * Evaluates the keys for one call.
+     *
+     * @throws IllegalArgumentException when a key evaluates to null, an empty string or an empty collection
+     */
+    Names names(Object target, Object[] args) {
+        MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
+                new KeyRoot(method, args, target, targetClass), method, args, PARAMETER_NAMES);
+        if (beans != null) {
+            context.setBeanResolver(beans);
+        }
+        List<String> names = new ArrayList<>();
+        boolean multi = keys.size() > 1;
+        for (Expression key : keys) {
+            Object value = key.getValue(context);
+            if (value instanceof Collection<?>
+                    || (value != null && value.getClass().isArray())) {
+                multi = true;
+                Collection<?> items = value instanceof Collection<?> c ? c : Arrays.asList(toObjects(value));
+                if (items.isEmpty()) {
+                    throw emptyKey(key, "an empty collection");
+                }
+                for (Object item : items) {
+                    names.add(nameOf(key, item));
+                }
+            } else {
+                names.add(nameOf(key, value));
+            }
+        }
+        if (multi && mode != LockMode.EXCLUSIVE) {
+            throw new IllegalArgumentException(label + ": key \"" + keys.get(0).getExpressionString()
+                    + "\" gave several names " + names + ", which make a multi-lock, but mode is " + mode);
+        }
+        return new Names(names, multi);
+    }
+
+    private static Object[] toObjects(Object array) {
+        if (array instanceof Object[] objects) {
+            return objects;
+        }
+        int length = java.lang.reflect.Array.getLength(array);
+        Object[] boxed = new Object[length];
+        for (int i = 0; i < length; i++) {
+            boxed[i] = java.lang.reflect.Array.get(array, i);
+        }
+        return boxed;
+    }
+
+    private String nameOf(Expression key, Object value) {
+        if (value == null) {
+            throw emptyKey(key, "null (is an argument it uses null?)");
+        }
+        String name = value.toString();
+        if (name.isEmpty()) {
+            throw emptyKey(key, "an empty string");
+        }
+        return name;
+    }
+
+    private IllegalArgumentException emptyKey(Expression key, String what) {
+        return new IllegalArgumentException(label + ": key \"" + key.getExpressionString() + "\" evaluated to " + what
+                + "; the method was not called");
+    }
+
+    /** The lock to take for one call's names. */
+    dev.dlock.DistributedLock lock(LockClient client, Names names) {
+        dev.dlock.DistributedLock lock;
+        if (names.multi()) {
+            lock = client.multiLock(names.names());
+        } else {
+            String name = names.names().get(0);
+            lock = switch (mode) {
+                case EXCLUSIVE -> client.lock(name);
+                case FAIR -> client.fairLock(name);
+                case READ -> client.readWriteLock(name).readLock();
+                case WRITE -> client.readWriteLock(name).writeLock();
+            };
+        }
+        return leaseTime != null ? lock.withLeaseTime(leaseTime) : lock;
+    }
+
+    /** Puts the lease into every {@link Lease} parameter. */
+    void injectLease(Object[] args, Lease lease) {
+        for (int index : leaseParameters) {
+            args[index] = lease;
+        }
+    }
+
+    /** What a skipped call returns, before adapting it to the return kind. */
+    Object skipped() {
+        return method.getReturnType() == Optional.class ? Optional.empty() : null;
+    }
+
+    /**
+     * Calls the fallback method on the target with the call's arguments.
+     *
+     * @param cause why the lock was not had
+     * @throws Throwable whatever the fallback throws
+     */
+    Object callFallback(Object target, Object[] args, LockException cause) throws Throwable {
+        Object[] fallbackArgs = Arrays.copyOf(args, fallbackTakesCause ? args.length + 1 : args.length);
+        for (int index : leaseParameters) {
+            fallbackArgs[index] = null;
+        }
+        if (fallbackTakesCause) {
+            fallbackArgs[args.length] = cause;
+        }
+        try {
+            return fallback.invoke(Modifier.isStatic(fallback.getModifiers()) ? null : target, fallbackArgs);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    /**
+     * The root object of key expressions: {@code #root.method}, {@code #root.args}, {@code #root.target},
+     * {@code #root.targetClass}.
+     *
+     * @param method the method
+     * @param args the call's arguments
+     * @param target the bean
+     * @param targetClass the bean's class
+     */
+    record KeyRoot(Method method, Object[] args, Object target, Class<?> targetClass) {
+        /**
+         * The method name.
+         *
+         * @return the name
+         */
+        public String methodName() {
+            return method.getName();
+        }
+    }
+}

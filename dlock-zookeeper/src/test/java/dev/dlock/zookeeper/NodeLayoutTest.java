@@ -1,0 +1,78 @@
+package dev.dlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.zookeeper.common.PathUtils;
+import org.junit.jupiter.api.Test;
+
+class NodeLayoutTest {
+    private static final List<String> NAMES = List.of(
+            "a",
+            "a:b",
+            "a/b",
+            "a%2Fb",
+            ".",
+            "..",
+            "...",
+            ".a",
+            "a.",
+            "/",
+            "%",
+            "~",
+            "with space",
+            "ünï-名前-🔒",
+            "\n\t",
+            "A",
+            "_",
+            "-");
+
+    @Test
+    void everyNameBecomesOneValidDistinctSegment() {
+        Set<String> segments = new HashSet<>();
+        for (String name : NAMES) {
+            String segment = NodeLayout.segment(name);
+            assertThat(segment).doesNotContain("/").isNotIn(".", "..");
+            PathUtils.validatePath("/" + segment);
+            assertThat(segments.add(segment))
+                    .as("'%s' maps to a segment of its own", name)
+                    .isTrue();
+            assertThat(NodeLayout.isComplete(segment)).isTrue();
+            assertThat(NodeLayout.readablePart(segment)).isEqualTo(name);
+        }
+    }
+
+    @Test
+    void longNamesAreCutAndHashedWithoutCollisions() {
+        String a = "é".repeat(512);
+        String b = "é".repeat(511) + "e";
+        String sa = NodeLayout.segment(a);
+        String sb = NodeLayout.segment(b);
+        assertThat(sa.length()).isLessThanOrEqualTo(NodeLayout.MAX_SEGMENT);
+        assertThat(sa).isNotEqualTo(sb).contains("~");
+        assertThat(NodeLayout.isComplete(sa)).isFalse();
+        PathUtils.validatePath("/" + sa);
+        assertThat(a).startsWith(NodeLayout.readablePart(sa).replace("\uFFFD", ""));
+    }
+
+    @Test
+    void entryNamesCarryModeOwnerAndSequence() {
+        LockKey key = new LockKey("ns", "x", Mode.WRITE);
+        String owner = "123@host#abcdef0123";
+        String created = NodeLayout.entryPathPrefix(key, owner) + "0000000042";
+        String node = created.substring(created.lastIndexOf('/') + 1);
+        NodeLayout.Entry e = NodeLayout.Entry.parse(node);
+        assertThat(e.mode()).isEqualTo(Mode.WRITE);
+        assertThat(e.owner()).isEqualTo(owner);
+        assertThat(e.sequence()).isEqualTo(42);
+        assertThat(NodeLayout.Entry.parse("holder")).isNull();
+        assertThat(NodeLayout.Data.parse(NodeLayout.data(owner, 3, "a\nb")))
+                .isEqualTo(new NodeLayout.Data(owner, 3, "a\nb"));
+        assertThat(NodeLayout.resourcePath(key)).isEqualTo("/ns/rw/x");
+        assertThat(NodeLayout.kindDir("..", "lock")).isEqualTo("/%2E./lock");
+    }
+}
