@@ -28,11 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Concurrency: each worker records into its own {@link Latencies}; results are merged after the
  * workers have been joined. Failure modes: the first exception of any worker stops every worker and is
- * reported as the cell's error; workers still running a minute after the window are interrupted and
+ * reported as the cell's error; workers still running 20 s after the window are interrupted and
  * reported.
  */
 final class CellRunner {
-    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(60);
+    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(20);
     private static final long SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /** What one run of a cell measured. */
@@ -161,7 +161,7 @@ final class CellRunner {
             long left = window[1] + GRACE_NANOS - System.nanoTime();
             t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
             if (t.isAlive()) {
-                error = "a worker was still running a minute after the measuring window; interrupted";
+                error = "a worker was still waiting for the lock 20 s after the measuring window; interrupted";
                 failure.compareAndSet(null, new IllegalStateException(error));
             }
         }

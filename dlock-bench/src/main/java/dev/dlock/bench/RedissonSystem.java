@@ -33,6 +33,12 @@ final class RedissonSystem implements LockSystem {
         return "redis";
     }
 
+    /** The held scenario runs {@code RLock} only: the fair lock renews through the same watchdog. */
+    @Override
+    public boolean supports(Scenario scenario) {
+        return scenario != Scenario.HELD || !fair;
+    }
+
     @Override
     public String unavailableReason(Endpoints endpoints) {
         return Probes.tcp(endpoints.redis());

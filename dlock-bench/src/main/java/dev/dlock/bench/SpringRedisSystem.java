@@ -34,6 +34,12 @@ final class SpringRedisSystem implements LockSystem {
         return "redis";
     }
 
+    /** The held scenario runs the pub/sub mode only: both modes renew through the same scheduler. */
+    @Override
+    public boolean supports(Scenario scenario) {
+        return scenario != Scenario.HELD || pubSub;
+    }
+
     @Override
     public String unavailableReason(Endpoints endpoints) {
         return Probes.tcp(endpoints.redis());

@@ -19,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.ServiceLoader;
-import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -67,12 +66,14 @@ public final class Engine implements AutoCloseable {
     final Subscriptions subscriptions;
     final Holds holds = new Holds();
     final ConcurrentHashMap<LockKey, LocalQueue> queues = new ConcurrentHashMap<>();
-    /** Store calls not answered yet, so that close() lets them settle before it closes the backend. */
-    private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
-
     private final String label;
     private final long timeoutNanos;
+    /**
+     * Store calls not answered yet, oldest first: for the operation timeout, and so that close() lets them
+     * settle before it closes the backend. Answered entries are dropped lazily from the head.
+     */
     private final ConcurrentLinkedQueue<Unanswered> unanswered = new ConcurrentLinkedQueue<>();
+
     private final AtomicBoolean expiryScheduled = new AtomicBoolean();
     private volatile boolean closed;
 
@@ -243,7 +244,6 @@ public final class Engine implements AutoCloseable {
      * @return held kinds
      */
     public List<LockInfo> describe(String name) {
-        Checks.name(name); // here, not inside the store call, where it would become a store failure
         List<LockInfo> result = new ArrayList<>();
         for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
             LockInfo info = join(call("describe '" + name + "'", () -> backend.describe(key(name, mode))));
@@ -276,7 +276,6 @@ public final class Engine implements AutoCloseable {
      * @return whether anything was removed
      */
     public boolean forceRelease(String name) {
-        Checks.name(name);
         boolean any = false;
         for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
             any |= join(call("force-release '" + name + "'", () -> backend.forceRelease(key(name, mode))));
@@ -417,9 +416,10 @@ public final class Engine implements AutoCloseable {
             result.completeExceptionally(new LockException(what + ": the LockClient is closed"));
             return result;
         }
-        inFlight.add(result);
-        result.whenComplete((v, e) -> inFlight.remove(result));
-        unanswered.add(new Unanswered(result, what, System.nanoTime() + timeoutNanos));
+        // Registered before the caller's own reactions, so it completes after them (dependents run last
+        // registered first): close() waits for it and so for the calls those reactions start.
+        CompletableFuture<?> settled = result.whenComplete((v, e) -> {});
+        unanswered.add(new Unanswered(result, settled, what, System.nanoTime() + timeoutNanos));
         stage.whenComplete((v, e) -> complete(result, what, v, e));
         scheduleExpiry();
         return result;
@@ -431,11 +431,13 @@ public final class Engine implements AutoCloseable {
      */
     private static final class Unanswered {
         final CompletableFuture<?> result;
+        final CompletableFuture<?> settled;
         final String what;
         final long deadlineNanos;
 
-        Unanswered(CompletableFuture<?> result, String what, long deadlineNanos) {
+        Unanswered(CompletableFuture<?> result, CompletableFuture<?> settled, String what, long deadlineNanos) {
             this.result = result;
+            this.settled = settled;
             this.what = what;
             this.deadlineNanos = deadlineNanos;
         }
@@ -464,7 +466,7 @@ public final class Engine implements AutoCloseable {
     /** Drops answered calls from the head of the queue; returns the oldest unanswered one, or null. */
     private Unanswered oldestUnanswered() {
         Unanswered head;
-        while ((head = unanswered.peek()) != null && head.result.isDone()) {
+        while ((head = unanswered.peek()) != null && head.settled.isDone()) {
             unanswered.remove(head);
         }
         return head;
@@ -590,14 +592,17 @@ public final class Engine implements AutoCloseable {
      */
     private void awaitCallsInFlight() {
         long until = System.nanoTime() + timeoutNanos;
-        while (!inFlight.isEmpty()) {
+        while (true) {
+            CompletableFuture<?>[] pending = unanswered.stream()
+                    .map(u -> u.settled)
+                    .filter(f -> !f.isDone())
+                    .toArray(CompletableFuture[]::new);
             long left = until - System.nanoTime();
-            if (left <= 0) {
+            if (pending.length == 0 || left <= 0) {
                 return;
             }
             try {
-                CompletableFuture.allOf(inFlight.toArray(CompletableFuture[]::new))
-                        .get(left, TimeUnit.NANOSECONDS);
+                CompletableFuture.allOf(pending).get(left, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

@@ -84,8 +84,8 @@ class EngineTimeoutTest {
     @Test
     void answeredCallsAreNotHeldUpByAnUnansweredOne() throws Exception {
         LockClient c = clientWithStuckNames();
-        CompletableFuture<Lease> stuck = c.lock("stuck").acquireAsync(Duration.ofSeconds(30));
         long start = System.nanoTime();
+        CompletableFuture<Lease> stuck = c.lock("stuck").acquireAsync(Duration.ofSeconds(30));
         // Answered calls keep completing while the stuck one waits (bounded by time, not by count, so a
         // slow machine does not outrun the stuck call's timeout).
         int cycles = 0;
@@ -100,7 +100,7 @@ class EngineTimeoutTest {
             assertThat(e.getCause()).isInstanceOf(LockBackendException.class);
         }
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
-                .isGreaterThanOrEqualTo(TIMEOUT.toMillis() - 50)
+                .isGreaterThanOrEqualTo(TIMEOUT.toMillis())
                 .isLessThan(TIMEOUT.toMillis() + 3_000);
         // The client keeps working afterwards, and a new unanswered call times out as well.
         c.lock("free-0").acquire(Duration.ofSeconds(1)).close();
