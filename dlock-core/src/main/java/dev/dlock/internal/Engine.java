@@ -244,6 +244,7 @@ public final class Engine implements AutoCloseable {
      * @return held kinds
      */
     public List<LockInfo> describe(String name) {
+        Checks.name(name); // here, not inside the store call, where it would become a store failure
         List<LockInfo> result = new ArrayList<>();
         for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
             LockInfo info = join(call("describe '" + name + "'", () -> backend.describe(key(name, mode))));
@@ -276,6 +277,7 @@ public final class Engine implements AutoCloseable {
      * @return whether anything was removed
      */
     public boolean forceRelease(String name) {
+        Checks.name(name);
         boolean any = false;
         for (Mode mode : new Mode[] {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT}) {
             any |= join(call("force-release '" + name + "'", () -> backend.forceRelease(key(name, mode))));

@@ -89,9 +89,9 @@ class EngineTimeoutTest {
         // Answered calls keep completing while the stuck one waits (bounded by time, not by count, so a
         // slow machine does not outrun the stuck call's timeout).
         int cycles = 0;
-        while (System.nanoTime() - start < TIMEOUT.toNanos() / 4) {
+        do {
             c.lock("free-" + (cycles++ % 5)).acquire(Duration.ofSeconds(1)).close();
-        }
+        } while (System.nanoTime() - start < TIMEOUT.toNanos() / 4);
         assertThat(cycles).isPositive();
         try {
             stuck.get(10, TimeUnit.SECONDS);
