@@ -727,7 +727,10 @@ public abstract class LockContractTest {
 
     @Test
     void clientWorksAgainAfterTheStoreReturns() throws Exception {
-        LockClient c = client();
+        // A short lease: an attempt made during the outage may still be granted by a store that comes
+        // back (e.g. a command a client library sends after reconnecting) with nobody listening; such a
+        // grant must expire by its lease time, within the 5 s waits below.
+        LockClient c = client(b -> b.leaseTime(shortLease()));
         c.lock("recover").acquire(LONG_WAIT).close();
         stopStore();
         try {
