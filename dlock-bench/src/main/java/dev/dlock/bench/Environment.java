@@ -43,7 +43,9 @@ final class Environment {
         facts.put("mariadb", sqlVersion(endpoints.mariadbJdbcUrl(), "SELECT VERSION()"));
         facts.put("zookeeper", "in-process " + org.apache.zookeeper.Version.getFullVersion());
         facts.put("redisson", artifact("org.redisson", "redisson"));
-        facts.put("spring-integration", artifact("org.springframework.integration", "spring-integration-core"));
+        facts.put(
+                "spring-integration",
+                packageVersion(org.springframework.integration.redis.util.RedisLockRegistry.class));
         facts.put("curator", artifact("org.apache.curator", "curator-recipes"));
         facts.put("lettuce", artifact("io.lettuce", "lettuce-core"));
         return facts;
@@ -91,6 +93,12 @@ final class Environment {
         } catch (SQLException e) {
             return "unavailable";
         }
+    }
+
+    /** For jars without Maven metadata (Spring's are built with Gradle): the manifest's version. */
+    private static String packageVersion(Class<?> type) {
+        String version = type.getPackage().getImplementationVersion();
+        return version != null ? version : "unknown";
     }
 
     private static String artifact(String group, String artifact) {

@@ -1,6 +1,5 @@
 package dev.dlock.bench;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -238,16 +237,5 @@ final class Reports {
             return "-";
         }
         return String.format(Locale.ROOT, "%.2fx", a / b);
-    }
-
-    /** The peers of dlock in a list of rows, for the chart's ordering. */
-    static List<String> systemsInOrder(List<Row> rows) {
-        List<String> ids = new ArrayList<>();
-        for (Row r : rows) {
-            if (!ids.contains(r.id())) {
-                ids.add(r.id());
-            }
-        }
-        return ids;
     }
 }

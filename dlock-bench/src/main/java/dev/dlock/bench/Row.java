@@ -20,8 +20,4 @@ record Row(
         double opsPerS,
         double p50Us,
         double p99Us,
-        long violations) {
-    String id() {
-        return system + "@" + backend;
-    }
-}
+        long violations) {}
