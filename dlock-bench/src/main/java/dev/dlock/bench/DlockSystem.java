@@ -78,22 +78,7 @@ final class DlockSystem implements LockSystem {
             @Override
             public BenchLock lock(String name) {
                 DistributedLock lock = client.lock(name);
-                return new BenchLock() {
-                    @Override
-                    public void lock() {
-                        lock.lock();
-                    }
-
-                    @Override
-                    public void unlock() {
-                        lock.unlock();
-                    }
-
-                    @Override
-                    public boolean tryLock() {
-                        return lock.tryLock();
-                    }
-                };
+                return BenchLock.of(lock);
             }
 
             @Override

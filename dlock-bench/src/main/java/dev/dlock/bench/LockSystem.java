@@ -61,5 +61,25 @@ interface LockSystem {
 
         /** Takes the lock if it is free now; true when taken. */
         boolean tryLock() throws Exception;
+
+        /** Adapts a {@link java.util.concurrent.locks.Lock} (dlock, Redisson and Spring locks all are one). */
+        static BenchLock of(java.util.concurrent.locks.Lock lock) {
+            return new BenchLock() {
+                @Override
+                public void lock() {
+                    lock.lock();
+                }
+
+                @Override
+                public void unlock() {
+                    lock.unlock();
+                }
+
+                @Override
+                public boolean tryLock() {
+                    return lock.tryLock();
+                }
+            };
+        }
     }
 }

@@ -53,22 +53,7 @@ final class RedissonSystem implements LockSystem {
             @Override
             public BenchLock lock(String name) {
                 RLock lock = fair ? redisson.getFairLock(PREFIX + name) : redisson.getLock(PREFIX + name);
-                return new BenchLock() {
-                    @Override
-                    public void lock() {
-                        lock.lock();
-                    }
-
-                    @Override
-                    public void unlock() {
-                        lock.unlock();
-                    }
-
-                    @Override
-                    public boolean tryLock() {
-                        return lock.tryLock();
-                    }
-                };
+                return BenchLock.of(lock);
             }
 
             @Override

@@ -100,22 +100,7 @@ final class SpringJdbcSystem implements LockSystem {
             @Override
             public BenchLock lock(String name) {
                 Lock lock = registry.obtain(name);
-                return new BenchLock() {
-                    @Override
-                    public void lock() {
-                        lock.lock();
-                    }
-
-                    @Override
-                    public void unlock() {
-                        lock.unlock();
-                    }
-
-                    @Override
-                    public boolean tryLock() {
-                        return lock.tryLock();
-                    }
-                };
+                return BenchLock.of(lock);
             }
 
             @Override

@@ -67,22 +67,7 @@ final class SpringRedisSystem implements LockSystem {
             @Override
             public BenchLock lock(String name) {
                 Lock lock = registry.obtain(name);
-                return new BenchLock() {
-                    @Override
-                    public void lock() {
-                        lock.lock();
-                    }
-
-                    @Override
-                    public void unlock() {
-                        lock.unlock();
-                    }
-
-                    @Override
-                    public boolean tryLock() {
-                        return lock.tryLock();
-                    }
-                };
+                return BenchLock.of(lock);
             }
 
             @Override
