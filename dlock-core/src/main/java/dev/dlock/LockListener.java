@@ -3,9 +3,11 @@ package dev.dlock;
 import java.time.Duration;
 
 /**
- * Receives events for metrics and logging, from the threads the events happen on. Implementations
- * must return quickly and never throw; a Micrometer binding implements this in the Spring Boot starter.
- * Every method has an empty default.
+ * Receives events for metrics and logging. Events of one client are delivered in the order they
+ * happened on one listener thread of that client, never on the renewal scheduler or a store client
+ * thread, so a slow listener delays other events but never a renewal; if it falls 10,000 events behind,
+ * newer events are dropped. Exceptions thrown by a listener are ignored. A Micrometer binding implements
+ * this in dlock-micrometer ({@code MicrometerLockListener}). Every method has an empty default.
  */
 public interface LockListener {
     /**
@@ -24,6 +26,22 @@ public interface LockListener {
      * @param cause the exception the caller saw
      */
     default void failed(String name, Duration waited, Throwable cause) {}
+
+    /**
+     * A caller of this client joined the local queue of a name: it waits for the lock, the first in the
+     * queue by asking the store. Every call is matched by one {@link #dequeued} call, so a listener can
+     * keep the queue length as a counter.
+     *
+     * @param name the lock name
+     */
+    default void queued(String name) {}
+
+    /**
+     * A caller left the local queue of a name: granted, failed, timed out or cancelled.
+     *
+     * @param name the lock name
+     */
+    default void dequeued(String name) {}
 
     /**
      * A caller was turned away because the local queue was full.

@@ -1,5 +1,6 @@
 package dev.dlock.bench;
 
+import dev.dlock.tck.EtcdServers;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -37,8 +38,15 @@ final class BenchRun {
         final Latencies latencies = new Latencies();
         long violations;
         String error;
+        long[] perClient = new long[0];
 
         void add(CellRunner.Measurement m) {
+            if (perClient.length < m.perClient().length) {
+                perClient = java.util.Arrays.copyOf(perClient, m.perClient().length);
+            }
+            for (int i = 0; i < m.perClient().length; i++) {
+                perClient[i] += m.perClient()[i];
+            }
             ops += m.ops();
             nanos += m.measuredNanos();
             latencies.addAll(m.latencies());
@@ -57,18 +65,33 @@ final class BenchRun {
             }
         }
         boolean needZooKeeper = selected.stream().anyMatch(s -> s.backend().equals("zookeeper"));
+        boolean needEtcd = selected.stream().anyMatch(s -> s.backend().equals("etcd"));
         InProcessZooKeeper zk = needZooKeeper ? InProcessZooKeeper.start() : null;
+        boolean needRedlock = selected.stream().anyMatch(s -> s.backend().equals("redlock"));
+        LocalRedisMasters masters = needRedlock ? LocalRedisMasters.start(3) : null;
+        EtcdServers etcd = null;
         try {
+            etcd = needEtcd ? EtcdServers.single() : null;
             Endpoints base = options.endpoints();
             Endpoints endpoints = new Endpoints(
                     base.redis(),
                     zk != null ? new Endpoints.HostPort("127.0.0.1", zk.port()) : null,
                     base.postgres(),
-                    base.mariadb());
+                    base.mariadb(),
+                    masters != null ? masters.addresses() : null,
+                    etcd != null
+                            ? new Endpoints.HostPort("127.0.0.1", etcd.member(0).clientPort())
+                            : null);
             return runOn(options, selected, endpoints, log);
         } finally {
             if (zk != null) {
                 zk.close();
+            }
+            if (masters != null) {
+                masters.close();
+            }
+            if (etcd != null) {
+                etcd.close();
             }
         }
     }
@@ -113,7 +136,7 @@ final class BenchRun {
                     try {
                         m = CellRunner.run(scenario, s, endpoints, warmup, perRound, name);
                     } catch (Exception e) {
-                        m = new CellRunner.Measurement(0, perRound, new Latencies(), 0, e.toString());
+                        m = new CellRunner.Measurement(0, perRound, new Latencies(), 0, e.toString(), new long[0]);
                     }
                     tallies.get(s).add(m);
                     log.printf(
@@ -148,7 +171,8 @@ final class BenchRun {
                         HeldRunner.round(t.ops / seconds, 1),
                         HeldRunner.round(t.latencies.percentileMicros(50), 1),
                         HeldRunner.round(t.latencies.percentileMicros(99), 1),
-                        t.violations));
+                        t.violations,
+                        java.util.Arrays.stream(t.perClient).boxed().toList()));
             }
         }
         List<HeldRunner.Held> held = new ArrayList<>();

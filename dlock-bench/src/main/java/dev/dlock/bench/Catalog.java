@@ -34,6 +34,18 @@ final class Catalog {
                 new RawSystem("postgresql"),
                 new DlockSystem("mariadb", (e, threads) -> e.mariadbJdbcUrl() + DLOCK_JDBC + threads),
                 new RawSystem("mariadb"),
-                new DlockSystem("mem", (e, threads) -> "mem:dlock-bench"));
+                new DlockSystem("etcd", (e, threads) -> "etcd://" + e.etcd()),
+                new JetcdLockSystem(),
+                new DlockSystem("mem", (e, threads) -> "mem:dlock-bench"),
+                new DlockSystem(
+                        "redlock",
+                        (e, threads) -> "redlock://"
+                                + String.join(
+                                        ",",
+                                        e.redlock().stream()
+                                                .map(Object::toString)
+                                                .toList())),
+                new RedissonRedLockSystem(false),
+                new RedissonRedLockSystem(true));
     }
 }

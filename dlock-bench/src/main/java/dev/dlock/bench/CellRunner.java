@@ -36,7 +36,8 @@ final class CellRunner {
     private static final long SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /** What one run of a cell measured. */
-    record Measurement(long ops, long measuredNanos, Latencies latencies, long violations, String error) {}
+    record Measurement(
+            long ops, long measuredNanos, Latencies latencies, long violations, String error, long[] perClient) {}
 
     private CellRunner() {}
 
@@ -175,10 +176,14 @@ final class CellRunner {
         Latencies all = new Latencies();
         long ops = 0;
         long violations = 0;
+        long[] perClient = new long[scenario == Scenario.HANDOFF ? 0 : scenario.clients];
         for (Worker w : workers) {
             all.addAll(w.latencies);
             ops += w.measured;
             violations += w.overlaps;
+            if (perClient.length > 0) {
+                perClient[w.index / scenario.threads] += w.measured;
+            }
         }
         for (Guard g : guards) {
             long expected = 0;
@@ -189,7 +194,7 @@ final class CellRunner {
             }
             violations += Math.abs(expected - g.counter);
         }
-        return new Measurement(ops, measureNanos, all, violations, error);
+        return new Measurement(ops, measureNanos, all, violations, error, perClient);
     }
 
     private static void cycleLoop(Worker w, long measureStart, long measureEnd, AtomicReference<Throwable> failure)

@@ -28,8 +28,11 @@ final class ChartWriter {
             "zookeeper", new Color(0x3A, 0x7C, 0xA5),
             "postgresql", new Color(0x33, 0x67, 0x91),
             "mariadb", new Color(0xC0, 0x76, 0x5A),
-            "mem", new Color(0x6A, 0x9E, 0x3F));
-    private static final List<String> BACKEND_ORDER = List.of("redis", "zookeeper", "postgresql", "mariadb", "mem");
+            "mem", new Color(0x6A, 0x9E, 0x3F),
+            "redlock", new Color(0x8E, 0x1B, 0x14),
+            "etcd", new Color(0x41, 0x9E, 0xDA));
+    private static final List<String> BACKEND_ORDER =
+            List.of("redis", "zookeeper", "postgresql", "mariadb", "etcd", "mem", "redlock");
 
     private ChartWriter() {}
 

@@ -77,6 +77,16 @@ final class CountingBackend implements LockBackend {
     }
 
     @Override
+    public boolean supports(dev.dlock.spi.Mode mode) {
+        return delegate.supports(mode);
+    }
+
+    @Override
+    public String toString() {
+        return delegate.toString();
+    }
+
+    @Override
     public boolean leasesValid() {
         return delegate.leasesValid();
     }

@@ -51,8 +51,21 @@ final class DlockSystem implements LockSystem {
         return backend;
     }
 
+    /**
+     * Redlock is not in the held scenario: its counting proxy stands in front of one server. Nor is etcd:
+     * the proxy has no framer for gRPC (HTTP/2) frames; etcd's renewal cost is one keep-alive per tick,
+     * tested in dlock-etcd ({@code EtcdBackendTest}).
+     */
+    @Override
+    public boolean supports(Scenario scenario) {
+        return scenario != Scenario.HELD || !(backend.equals("redlock") || backend.equals("etcd"));
+    }
+
     @Override
     public String unavailableReason(Endpoints endpoints) {
+        if (backend.equals("redlock") && endpoints.redlock() == null) {
+            return "no Redlock masters";
+        }
         String target = uri.apply(endpoints, 1);
         for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class)) {
             if (provider.accepts(target)) {

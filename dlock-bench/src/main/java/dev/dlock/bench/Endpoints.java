@@ -1,5 +1,7 @@
 package dev.dlock.bench;
 
+import java.util.List;
+
 /**
  * Where the stores listen. The held scenario swaps in the addresses of counting proxies.
  *
@@ -7,8 +9,16 @@ package dev.dlock.bench;
  * @param zookeeper the in-process ZooKeeper server
  * @param postgres PostgreSQL (database {@code test}, user {@code postgres}, no password)
  * @param mariadb MariaDB (database {@code test}, user {@code root}, empty password)
+ * @param redlock the independent Redis masters of the Redlock systems, started by the run; null when none
+ * @param etcd the etcd process the bench starts (one member, data on {@code /dev/shm}), or null
  */
-record Endpoints(HostPort redis, HostPort zookeeper, HostPort postgres, HostPort mariadb) {
+record Endpoints(
+        HostPort redis,
+        HostPort zookeeper,
+        HostPort postgres,
+        HostPort mariadb,
+        List<HostPort> redlock,
+        HostPort etcd) {
     /** A TCP address. */
     record HostPort(String host, int port) {
         static HostPort parse(String text) {
@@ -35,16 +45,18 @@ record Endpoints(HostPort redis, HostPort zookeeper, HostPort postgres, HostPort
             case "zookeeper" -> zookeeper;
             case "postgresql" -> postgres;
             case "mariadb" -> mariadb;
+            case "etcd" -> etcd;
             default -> null;
         };
     }
 
     Endpoints with(String backend, HostPort address) {
         return switch (backend) {
-            case "redis" -> new Endpoints(address, zookeeper, postgres, mariadb);
-            case "zookeeper" -> new Endpoints(redis, address, postgres, mariadb);
-            case "postgresql" -> new Endpoints(redis, zookeeper, address, mariadb);
-            case "mariadb" -> new Endpoints(redis, zookeeper, postgres, address);
+            case "redis" -> new Endpoints(address, zookeeper, postgres, mariadb, redlock, etcd);
+            case "zookeeper" -> new Endpoints(redis, address, postgres, mariadb, redlock, etcd);
+            case "postgresql" -> new Endpoints(redis, zookeeper, address, mariadb, redlock, etcd);
+            case "mariadb" -> new Endpoints(redis, zookeeper, postgres, address, redlock, etcd);
+            case "etcd" -> new Endpoints(redis, zookeeper, postgres, mariadb, redlock, address);
             default -> this;
         };
     }

@@ -89,7 +89,8 @@ final class HeldRunner {
                     round(commands / holdSeconds, 2),
                     round(latencies.percentileMicros(50), 1),
                     round(latencies.percentileMicros(99), 1),
-                    violations);
+                    violations,
+                    List.of());
             double heapMb = (heapHeld - heapBefore) / (1024.0 * 1024.0);
             return new Held(row, leases, round(heapMb, 2), addedThreads, renewCalls, round(acquireSeconds, 2));
         } finally {

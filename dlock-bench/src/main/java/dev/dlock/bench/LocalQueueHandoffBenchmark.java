@@ -35,9 +35,15 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 @Threads(4)
 public class LocalQueueHandoffBenchmark {
+    /** For JMH, which instantiates it. */
+    public LocalQueueHandoffBenchmark() {}
+
     /** One client and one lock name shared by all benchmark threads. */
     @State(Scope.Benchmark)
     public static class Shared {
+        /** For JMH, which instantiates it. */
+        public Shared() {}
+
         final CountingBackend.Counters counters = new CountingBackend.Counters();
         final ReentrantLock jdkLock = new ReentrantLock();
         LockClient client;
@@ -64,6 +70,9 @@ public class LocalQueueHandoffBenchmark {
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.EVENTS)
     public static class Calls {
+        /** For JMH, which instantiates it. */
+        public Calls() {}
+
         /** Completed lock/unlock cycles of this thread. */
         public long cycles;
 

@@ -48,8 +48,8 @@ record Options(
             "                     1 round, held: 100 leases for 0.5 s",
             "  --scenario NAME    uncontended, distinct, contended, handoff, held (repeatable, or comma-separated)",
             "  --system NAME      a system (dlock, redisson-lock, redisson-fair, spring-redis-spin,",
-            "                     spring-redis-pubsub, spring-jdbc, curator, raw) or SYSTEM@BACKEND",
-            "  --backend NAME     redis, zookeeper, postgresql, mariadb, mem",
+            "                     spring-redis-pubsub, spring-jdbc, curator, jetcd-lock, raw) or SYSTEM@BACKEND",
+            "  --backend NAME     redis, zookeeper, postgresql, mariadb, etcd, mem, redlock (3 local masters)",
             "  --warmup SECONDS   warm-up before each measured round (default 2)",
             "  --measure SECONDS  measured time per cell, split over the rounds (default 9)",
             "  --rounds N         rounds; each round runs every system once, interleaved (default 3)",
@@ -117,7 +117,7 @@ record Options(
                 heldLeases != null ? heldLeases : quick ? 100 : 10_000,
                 duration(heldSeconds != null ? heldSeconds : quick ? 0.5 : 60),
                 out,
-                new Endpoints(redis, null, postgres, mariadb),
+                new Endpoints(redis, null, postgres, mariadb, null, null),
                 list);
     }
 

@@ -31,6 +31,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 @State(Scope.Thread)
 public class ReentrancyBenchmark {
+    /** For JMH, which instantiates it. */
+    public ReentrancyBenchmark() {}
+
     private final CountingBackend.Counters counters = new CountingBackend.Counters();
     private LockClient client;
     private DistributedLock lock;

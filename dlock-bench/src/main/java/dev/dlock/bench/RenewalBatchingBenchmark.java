@@ -38,6 +38,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 @State(Scope.Benchmark)
 public class RenewalBatchingBenchmark {
+    /** For JMH, which instantiates it. */
+    public RenewalBatchingBenchmark() {}
+
     /** How many leases are held and renewed in the background. */
     @Param({"0", "1000", "10000"})
     public int leases;
@@ -74,6 +77,9 @@ public class RenewalBatchingBenchmark {
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.OPERATIONS)
     public static class Renewals {
+        /** For JMH, which instantiates it. */
+        public Renewals() {}
+
         /** Calls into {@code LockBackend.renew} (batches). */
         public long renewCalls;
 

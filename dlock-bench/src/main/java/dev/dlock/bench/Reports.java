@@ -32,7 +32,9 @@ final class Reports {
             new Target("contended", "redis", "spring-redis-spin", true, 0.5),
             new Target("uncontended", "zookeeper", "curator", false, 1.3),
             new Target("contended", "zookeeper", "curator", false, 2),
-            new Target("contended", "postgresql", "spring-jdbc", false, 2));
+            new Target("contended", "postgresql", "spring-jdbc", false, 2),
+            new Target("uncontended", "etcd", "jetcd-lock", false, 3),
+            new Target("contended", "etcd", "jetcd-lock", false, 3));
 
     /** "At most a few commands per second" for 10,000 held leases, read as at most 5. */
     static final double HELD_COMMANDS_PER_SECOND = 5;
@@ -47,7 +49,8 @@ final class Reports {
             b.append(String.format(
                     Locale.ROOT,
                     "  {\"scenario\": %s, \"system\": %s, \"backend\": %s, \"clients\": %d, \"threads\": %d,"
-                            + " \"seconds\": %s, \"ops_per_s\": %s, \"p50_us\": %s, \"p99_us\": %s, \"violations\": %d}",
+                            + " \"seconds\": %s, \"ops_per_s\": %s, \"p50_us\": %s, \"p99_us\": %s, \"violations\": %d,"
+                            + " \"grants_per_client\": %s, \"min_share\": %s, \"max_share\": %s}",
                     quote(r.scenario()),
                     quote(r.system()),
                     quote(r.backend()),
@@ -57,7 +60,10 @@ final class Reports {
                     number(r.opsPerS()),
                     number(r.p50Us()),
                     number(r.p99Us()),
-                    r.violations()));
+                    r.violations(),
+                    r.grantsPerClient(),
+                    number(r.minShare()),
+                    number(r.maxShare())));
             b.append(i + 1 < rows.size() ? ",\n" : "\n");
         }
         return b.append("]\n").toString();
@@ -110,12 +116,13 @@ final class Reports {
         b.append("ops/s: lock-unlock cycles per second (handoff: hand-offs per second; held: store commands per")
                 .append(" second while holding). p50/p99: one cycle (handoff: release to next entry; held: one")
                 .append(" acquisition). threads: per client.\n\n");
-        b.append("| scenario | system | backend | clients x threads | ops/s | p50 us | p99 us | violations |\n");
-        b.append("|---|---|---|---|---:|---:|---:|---:|\n");
+        b.append("| scenario | system | backend | clients x threads | ops/s | p50 us | p99 us | violations |"
+                + " client share min-max |\n");
+        b.append("|---|---|---|---|---:|---:|---:|---:|---:|\n");
         for (Row r : rows) {
             b.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %s | %d x %d | %,.1f | %,.1f | %,.1f | %d |\n",
+                    "| %s | %s | %s | %d x %d | %,.1f | %,.1f | %,.1f | %d | %s |\n",
                     r.scenario(),
                     r.system(),
                     r.backend(),
@@ -124,8 +131,13 @@ final class Reports {
                     r.opsPerS(),
                     r.p50Us(),
                     r.p99Us(),
-                    r.violations()));
+                    r.violations(),
+                    r.grantsPerClient().size() > 1
+                            ? String.format(Locale.ROOT, "%.2f-%.2f", r.minShare(), r.maxShare())
+                            : "—"));
         }
+        b.append("\nclient share: each client's grants in the measuring windows against the fair share (total /")
+                .append(" clients); 1.00-1.00 is perfectly fair, 0.00 means a client starved.\n");
 
         b.append("\n## dlock's ratio to each peer\n\n");
         b.append("Throughput ratio = dlock ops/s / peer ops/s (higher is better for dlock); p99 ratio = dlock p99 /")

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Timeout;
 class QuickBenchTest {
     private static final Pattern ROW = Pattern.compile("\\{\"scenario\": \"([a-z]+)\", \"system\": \"([a-z-]+)\","
             + " \"backend\": \"([a-z]+)\", \"clients\": \\d+, \"threads\": \\d+, \"seconds\": [0-9.]+,"
-            + " \"ops_per_s\": [0-9.E]+, \"p50_us\": [0-9.E]+, \"p99_us\": [0-9.E]+, \"violations\": (\\d+)}");
+            + " \"ops_per_s\": [0-9.E]+, \"p50_us\": [0-9.E]+, \"p99_us\": [0-9.E]+, \"violations\": (\\d+),"
+            + " \"grants_per_client\": \\[[0-9, ]*\\], \"min_share\": [0-9.E]+, \"max_share\": [0-9.E]+}");
 
     @Test
     @Timeout(180)

@@ -8,19 +8,21 @@ import org.junit.jupiter.api.Test;
 
 class ReportsTest {
     private static final List<Row> ROWS = List.of(
-            new Row("contended", "dlock", "redis", 4, 4, 9, 6000, 2000, 9000, 0),
-            new Row("contended", "redisson-lock", "redis", 4, 4, 9, 1000, 10000, 90000, 0),
-            new Row("contended", "spring-redis-spin", "redis", 4, 4, 9, 3000, 3000, 30000, 0),
-            new Row("uncontended", "raw", "redis", 1, 1, 9, 10000, 95.5, 150.25, 0));
+            new Row("contended", "dlock", "redis", 4, 4, 9, 6000, 2000, 9000, 0, List.of(10L, 20L, 30L, 20L)),
+            new Row("contended", "redisson-lock", "redis", 4, 4, 9, 1000, 10000, 90000, 0, List.of(40L, 0L, 0L, 0L)),
+            new Row("contended", "spring-redis-spin", "redis", 4, 4, 9, 3000, 3000, 30000, 0, List.of()),
+            new Row("uncontended", "raw", "redis", 1, 1, 9, 10000, 95.5, 150.25, 0, List.of(7L)));
 
     @Test
-    void jsonHasExactlyTheTenFieldsPerRow() {
+    void jsonHasTheFieldsOfEveryRowWithFairness() {
         String json = Reports.json(ROWS);
         assertThat(json).startsWith("[\n").endsWith("]\n");
         assertThat(json)
                 .contains("{\"scenario\": \"contended\", \"system\": \"dlock\", \"backend\": \"redis\", \"clients\": 4,"
                         + " \"threads\": 4, \"seconds\": 9, \"ops_per_s\": 6000, \"p50_us\": 2000, \"p99_us\": 9000,"
-                        + " \"violations\": 0},")
+                        + " \"violations\": 0, \"grants_per_client\": [10, 20, 30, 20], \"min_share\": 0.5,"
+                        + " \"max_share\": 1.5},")
+                .contains("\"grants_per_client\": [40, 0, 0, 0], \"min_share\": 0, \"max_share\": 4}")
                 .contains("\"p50_us\": 95.5, \"p99_us\": 150.25");
         assertThat(json.split("\"scenario\"")).hasSize(ROWS.size() + 1);
     }
@@ -34,6 +36,7 @@ class ReportsTest {
         assertThat(md).contains("| redis contended: dlock >= 5.0x redisson-lock | 6.00x | yes |");
         assertThat(md).contains("| redis contended: dlock p99 <= 0.5x spring-redis-spin's | 0.30x | yes |");
         assertThat(md).contains("| redis uncontended: dlock >= 2.0x redisson-lock | not measured | - |");
+        assertThat(md).contains("| 0 | 0.50-1.50 |").contains("| 0 | 0.00-4.00 |");
     }
 
     @Test

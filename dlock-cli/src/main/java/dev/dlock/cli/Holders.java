@@ -34,9 +34,13 @@ final class Holders {
         return process(holder.owner()) + " (token " + holder.fencingToken() + ")";
     }
 
-    /** {@code 28.1s}, or {@code ?} when the store does not tell. */
+    /**
+     * {@code 28.1s}; {@code session} where the store gives no lease time because the lease is the holder's
+     * session (ZooKeeper: held while the holder's session lives, gone within the session timeout after the
+     * holder stops answering).
+     */
     static String expiry(LockInfo.Holder holder) {
-        return holder.expiresIn() == null ? "?" : Durations.format(holder.expiresIn());
+        return holder.expiresIn() == null ? "session" : Durations.format(holder.expiresIn());
     }
 
     /** The waiter count, or {@code -} where the store keeps no queue. */

@@ -21,6 +21,7 @@ import picocli.CommandLine.ParseResult;
  * dlock status NAME
  * dlock ls [PREFIX]
  * dlock release --force NAME [--yes]
+ * dlock console [--port 7070] [--bind 127.0.0.1] [--allow-release] [--backend URI]
  * dlock server start|stop|status
  * dlock demo [--stock 100] [--buyers 2000] [--workers 4] [--backend URI]...
  * </pre>

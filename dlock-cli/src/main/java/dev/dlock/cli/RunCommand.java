@@ -1,10 +1,13 @@
 package dev.dlock.cli;
 
 import dev.dlock.DistributedLock;
+import dev.dlock.DistributedReadWriteLock;
+import dev.dlock.DistributedSemaphore;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
+import dev.dlock.LockInfo;
 import dev.dlock.LockTimeoutException;
 import java.io.IOException;
 import java.time.Duration;
@@ -16,6 +19,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -24,7 +30,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code dlock run NAME [--wait D | --nonblock] [--lease D] -- CMD [ARGS...]}: a distributed flock. Waits for
+ * {@code dlock run NAME [--wait D | --nonblock] [--permits N | --shared | --exclusive] [--lease D] -- CMD
+ * [ARGS...]}: a distributed flock, on a plain lock, a semaphore's permit or one side of a read-write lock. Waits for
  * the lock, runs CMD with {@code DLOCK_NAME} and {@code DLOCK_FENCING_TOKEN} in its environment while the
  * client renews the lease, releases when CMD exits and exits with CMD's code.
  *
@@ -41,12 +48,14 @@ import picocli.CommandLine.Parameters;
         name = "run",
         sortOptions = false,
         customSynopsis = {
-            "dlock run NAME [-w DURATION | -n] [--lease DURATION] [--grace DURATION] [--backend URI]",
-            "               [--namespace NS] -- CMD [ARGS...]"
+            "dlock run NAME [-w DURATION | -n] [--permits N | --shared | --exclusive] [--lease DURATION]",
+            "               [--grace DURATION] [--backend URI] [--namespace NS] -- CMD [ARGS...]"
         },
         description = {
             "Wait for lock NAME, run CMD while holding it, release it when CMD exits.",
-            "CMD gets DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment; dlock exits with CMD's exit code."
+            "CMD gets DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment; dlock exits with CMD's exit code.",
+            "--permits N: at most N runs at once (semaphore NAME). --shared / --exclusive: the read and the",
+            "write side of read-write lock NAME (like flock -s / -x); both are other locks than plain NAME."
         })
 final class RunCommand implements Plan, Main.Validated {
     static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
@@ -71,6 +80,23 @@ final class RunCommand implements Plan, Main.Validated {
             names = {"-n", "--nonblock"},
             description = "Exit 1 at once if the lock is busy (like flock -n).")
     boolean nonblock;
+
+    @Option(
+            names = "--permits",
+            paramLabel = "N",
+            description = "Take one of N permits of semaphore NAME: at most N runs at once (all runs must say the"
+                    + " same N).")
+    Integer permits;
+
+    @Option(
+            names = {"-s", "--shared"},
+            description = "Take read-write lock NAME shared: runs with --shared overlap, none with --exclusive.")
+    boolean shared;
+
+    @Option(
+            names = {"-x", "--exclusive"},
+            description = "Take read-write lock NAME exclusively: no other --shared or --exclusive run overlaps.")
+    boolean exclusive;
 
     @Option(
             names = "--lease",
@@ -106,6 +132,12 @@ final class RunCommand implements Plan, Main.Validated {
     public void validate(CommandLine self) {
         if (waitTime != null && nonblock) {
             throw new ParameterException(self, "--wait and --nonblock exclude each other: use one of them");
+        }
+        if ((permits != null ? 1 : 0) + (shared ? 1 : 0) + (exclusive ? 1 : 0) > 1) {
+            throw new ParameterException(self, "--permits, --shared and --exclusive exclude each other: use one");
+        }
+        if (permits != null && permits < 1) {
+            throw new ParameterException(self, "--permits must be at least 1, got " + permits);
         }
         if (name.isEmpty()) {
             throw new ParameterException(self, "NAME must not be empty");
@@ -145,8 +177,8 @@ final class RunCommand implements Plan, Main.Validated {
             }
             client = connected;
         }
-        DistributedLock lock = connected.lock(name);
-        Optional<Lease> acquired = nonblock ? lock.tryAcquire() : await(lock);
+        Target lock = target(connected);
+        Optional<Lease> acquired = nonblock ? lock.tryAcquire().get() : await(lock);
         if (acquired.isEmpty()) {
             if (nonblock) {
                 env.err().println("dlock: '" + name + "' is busy" + holderSuffix());
@@ -165,9 +197,31 @@ final class RunCommand implements Plan, Main.Validated {
         return code;
     }
 
+    /** How {@code run} takes the lock, a permit, or one side of a read-write lock. */
+    private record Target(Supplier<Optional<Lease>> tryAcquire, Function<Duration, CompletableFuture<Lease>> acquire) {}
+
+    /** The kind of lock {@code run} takes, as {@link LockInfo#kind()} names it. */
+    String kind() {
+        return permits != null ? "sem" : shared || exclusive ? "rw" : "lock";
+    }
+
+    private Target target(LockClient connected) {
+        if (permits != null) {
+            DistributedSemaphore semaphore = connected.semaphore(name, permits);
+            return new Target(semaphore::tryAcquire, semaphore::acquireAsync);
+        }
+        if (shared || exclusive) {
+            DistributedReadWriteLock rw = connected.readWriteLock(name);
+            DistributedLock side = shared ? rw.readLock() : rw.writeLock();
+            return new Target(side::tryAcquire, side::acquireAsync);
+        }
+        DistributedLock lock = connected.lock(name);
+        return new Target(lock::tryAcquire, lock::acquireAsync);
+    }
+
     /** Waits for the lock, drawing the live status line on a terminal; empty when the wait timed out. */
-    private Optional<Lease> await(DistributedLock lock) throws InterruptedException {
-        CompletableFuture<Lease> future = lock.acquireAsync(effectiveWait());
+    private Optional<Lease> await(Target lock) throws InterruptedException {
+        CompletableFuture<Lease> future = lock.acquire().apply(effectiveWait());
         synchronized (stateLock) {
             pendingWait = future;
         }
@@ -295,10 +349,20 @@ final class RunCommand implements Plan, Main.Validated {
     }
 
     private String holderSuffix() {
+        String kind = kind();
         try {
-            return Holders.exclusiveHolder(client.describe(name))
-                    .map(holder -> ", held by " + Holders.brief(holder))
-                    .orElse("");
+            List<LockInfo.Holder> holders = client.describe(name).stream()
+                    .filter(info -> info.kind().equals(kind))
+                    .flatMap(info -> info.holders().stream())
+                    .toList();
+            if (holders.isEmpty()) {
+                return "";
+            }
+            if (holders.size() == 1) {
+                return ", held by " + Holders.brief(holders.get(0));
+            }
+            return ", held by " + holders.size() + " holders: "
+                    + holders.stream().map(Holders::brief).collect(Collectors.joining(", "));
         } catch (RuntimeException e) {
             return "";
         }

@@ -56,6 +56,10 @@ final class CliProcesses implements AutoCloseable {
         String err() throws IOException {
             return read(err);
         }
+
+        String out() throws IOException {
+            return read(out);
+        }
     }
 
     Running start(String... args) throws IOException {

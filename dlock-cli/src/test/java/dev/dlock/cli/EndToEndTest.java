@@ -158,11 +158,19 @@ class EndToEndTest {
 
         CliProcesses.Result status = cli.run("status", "nightly");
         assertThat(status.code()).isZero();
-        assertThat(status.out()).contains("holder " + holderPid + "@");
+        assertThat(status.out())
+                .contains("holder " + holderPid + "@")
+                .as("ZooKeeper's lease is the holder's session: no '?' for the lease left")
+                .contains("expires in session")
+                .doesNotContain("?");
 
         CliProcesses.Result list = cli.run("ls", "night");
         assertThat(list.code()).isZero();
-        assertThat(list.out()).contains("nightly").contains(holderPid + "@");
+        assertThat(list.out())
+                .contains("nightly")
+                .contains(holderPid + "@")
+                .contains("session")
+                .doesNotContain("?");
 
         CliProcesses.Result released = cli.run("release", "--force", "--yes", "nightly");
         assertThat(released.code()).as(released.err()).isZero();

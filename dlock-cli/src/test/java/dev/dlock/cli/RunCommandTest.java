@@ -249,7 +249,7 @@ class RunCommandTest {
     void unknownBackendIsAUsageError() {
         assertThat(run("run", "--backend", "nosuch://host", "job", "--", "true"))
                 .isEqualTo(ExitCodes.USAGE);
-        assertThat(env.err()).contains("nosuch://host");
+        assertThat(env.err()).contains("scheme 'nosuch:'");
     }
 
     @Test

@@ -58,6 +58,8 @@ final class Acquisition {
     private boolean queuedInStore;
     private boolean waitedInStore;
     private ScheduledFuture<?> timer;
+    /** Ends a timed wait at its deadline, whatever is in flight then (a zero wait makes one attempt). */
+    private ScheduledFuture<?> deadlineTimer;
 
     Acquisition(
             Engine engine,
@@ -81,7 +83,7 @@ final class Acquisition {
         result.whenComplete((lease, error) -> {
             if (result.isCancelled() && abandon(null)) {
                 long waited = System.nanoTime() - startNanos;
-                engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), error));
+                engine.events.fire(l -> l.failed(key.name(), Duration.ofNanos(waited), error));
             }
         });
     }
@@ -91,31 +93,34 @@ final class Acquisition {
         result.cancel(false);
     }
 
-    /** A caller behind the head: only its deadline matters until it becomes head. */
-    void waitBehind() {
+    /**
+     * Entered the local queue: a timed wait ends at its deadline in every state, even while a store call
+     * or a subscription is on its way (a late answer is undone). A zero wait behind another local caller
+     * fails at once; as head it makes one attempt, bounded by the operation timeout.
+     */
+    void armDeadline(boolean head) {
+        if (waitNanos == 0) {
+            if (!head) {
+                fail(timeout(""));
+            }
+            return;
+        }
         if (deadlineNanos == Long.MAX_VALUE) {
             return;
         }
+        ScheduledFuture<?> t = engine.schedule(() -> fail(timeout("")), deadlineNanos - System.nanoTime());
         lock.lock();
         try {
-            if (state == State.QUEUED) {
-                timer = engine.schedule(this::timeOutBehind, deadlineNanos - System.nanoTime());
+            if (state == State.DONE) {
+                if (t != null) {
+                    t.cancel(false);
+                }
+            } else {
+                deadlineTimer = t;
             }
         } finally {
             lock.unlock();
         }
-    }
-
-    private void timeOutBehind() {
-        lock.lock();
-        try {
-            if (state != State.QUEUED) {
-                return;
-            }
-        } finally {
-            lock.unlock();
-        }
-        fail(timeout());
     }
 
     /** Now first among local callers: start asking the store. */
@@ -198,7 +203,7 @@ final class Acquisition {
             // The store may have granted or queued us although the answer failed: undo both.
             engine.call(
                     "release '" + key.name() + "' after a failed acquire", () -> engine.backend.release(key, owner));
-            if (!fail(Engine.storeFailure("acquire '" + key.name() + "'", error)) && request.waiting()) {
+            if (!fail(StoreCalls.storeFailure("acquire '" + key.name() + "'", error)) && request.waiting()) {
                 engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
             }
             return;
@@ -231,7 +236,7 @@ final class Acquisition {
             lock.unlock();
         }
         switch (next) {
-            case TIME_OUT -> fail(timeout());
+            case TIME_OUT -> fail(timeout(""));
             case SUBSCRIBE -> subscribeThenRetry();
             case RETRY -> attempt();
             case WAIT -> {}
@@ -266,7 +271,7 @@ final class Acquisition {
                 : engine.subscriptions.live(key);
         live.whenComplete((ok, error) -> {
             if (error != null) {
-                fail(Engine.storeFailure("subscribe to '" + key.name() + "'", error));
+                fail(StoreCalls.storeFailure("subscribe to '" + key.name() + "'", error));
             } else if (isInFlight()) { // not if the caller gave up while subscribing
                 attempt();
             }
@@ -284,6 +289,15 @@ final class Acquisition {
 
     private void granted(long token, long sentNanos) {
         LeaseImpl lease = new LeaseImpl(engine, key, owner, token, leaseMillis, renew, sentNanos);
+        if (!lease.isValid()) {
+            // The answer came after the lease's local deadline (or while the store session is not live):
+            // never hand out a lease that is already invalid. Give it back and keep waiting; the retry,
+            // which has the same owner, waits for the give-back, or the give-back could overtake it on
+            // another connection and remove the new grant.
+            engine.call("release '" + key.name() + "' granted too late", () -> engine.backend.release(key, owner))
+                    .whenComplete((released, error) -> retryAfterUselessGrant());
+            return;
+        }
         boolean mine;
         lock.lock();
         try {
@@ -305,14 +319,29 @@ final class Acquisition {
             lease.releaseAsync();
             LockException cause = new LockException("the LockClient was closed while waiting");
             long waited = System.nanoTime() - startNanos;
-            engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
+            engine.events.fire(l -> l.failed(key.name(), Duration.ofNanos(waited), cause));
             result.completeExceptionally(cause);
             return;
         }
         long waited = System.nanoTime() - startNanos;
-        engine.safely(() -> engine.listener().acquired(key.name(), Duration.ofNanos(waited)));
+        engine.events.fire(l -> l.acquired(key.name(), Duration.ofNanos(waited)));
         if (!result.complete(lease)) {
             lease.releaseAsync();
+        }
+    }
+
+    private void retryAfterUselessGrant() {
+        boolean retry;
+        lock.lock();
+        try {
+            retry = state == State.IN_FLIGHT && System.nanoTime() - deadlineNanos < 0;
+        } finally {
+            lock.unlock();
+        }
+        if (retry) {
+            attempt();
+        } else {
+            fail(timeout(": the store's grant arrived when the lease would already have expired"));
         }
     }
 
@@ -337,7 +366,7 @@ final class Acquisition {
             return false;
         }
         long waited = System.nanoTime() - startNanos;
-        engine.safely(() -> engine.listener().failed(key.name(), Duration.ofNanos(waited), cause));
+        engine.events.fire(l -> l.failed(key.name(), Duration.ofNanos(waited), cause));
         result.completeExceptionally(cause);
         return true;
     }
@@ -352,6 +381,10 @@ final class Acquisition {
             }
             state = State.DONE;
             cancelTimer();
+            if (deadlineTimer != null) {
+                deadlineTimer.cancel(false);
+                deadlineTimer = null;
+            }
             removeStoreEntry = waitedInStore;
         } finally {
             lock.unlock();
@@ -370,8 +403,8 @@ final class Acquisition {
         }
     }
 
-    private LockTimeoutException timeout() {
+    private LockTimeoutException timeout(String detail) {
         return new LockTimeoutException("could not acquire " + key.mode().name().toLowerCase() + " lock '" + key.name()
-                + "' within " + Duration.ofNanos(waitNanos));
+                + "' within " + Duration.ofNanos(waitNanos) + detail);
     }
 }

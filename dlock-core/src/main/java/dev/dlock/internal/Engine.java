@@ -7,7 +7,6 @@ import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockException;
 import dev.dlock.LockInfo;
-import dev.dlock.LockListener;
 import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockBackendFactory;
@@ -17,22 +16,21 @@ import dev.dlock.spi.Mode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -65,22 +63,19 @@ public final class Engine implements AutoCloseable {
     final Watchdog watchdog;
     final Subscriptions subscriptions;
     final Holds holds = new Holds();
+    final StoreCalls calls;
+    final ListenerEvents events;
     final ConcurrentHashMap<LockKey, LocalQueue> queues = new ConcurrentHashMap<>();
     private final String label;
     private final long timeoutNanos;
-    /**
-     * Store calls not answered yet, oldest first: for the operation timeout, and so that close() lets them
-     * settle before it closes the backend. Answered entries are dropped lazily from the head.
-     */
-    private final ConcurrentLinkedQueue<Unanswered> unanswered = new ConcurrentLinkedQueue<>();
 
-    private final AtomicBoolean expiryScheduled = new AtomicBoolean();
     private volatile boolean closed;
 
     private Engine(EngineOptions options, LockBackendFactory factory, String uri) {
         this.options = options;
         this.timeoutNanos = options.operationTimeout().toNanos();
         this.label = processLabel();
+        this.events = new ListenerEvents(options.listener(), options.listener() == EngineOptions.NO_LISTENER);
         int id = CLIENTS.incrementAndGet();
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "dlock-scheduler-" + id);
@@ -89,6 +84,7 @@ public final class Engine implements AutoCloseable {
         });
         scheduler.setRemoveOnCancelPolicy(true);
         scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.calls = new StoreCalls(scheduler, options.operationTimeout());
         this.watchdog = new Watchdog(this);
         this.subscriptions = new Subscriptions(this);
         LockBackend opened;
@@ -96,6 +92,7 @@ public final class Engine implements AutoCloseable {
             opened = factory.open(new BackendContext(uri, options.operationTimeout(), this::allLeasesLost));
         } catch (RuntimeException e) {
             scheduler.shutdownNow();
+            events.close(0);
             throw e instanceof LockException || e instanceof IllegalArgumentException
                     ? e
                     : new LockBackendException("could not open the store: " + e, e);
@@ -123,7 +120,7 @@ public final class Engine implements AutoCloseable {
      * @throws IllegalArgumentException if no provider accepts the URI
      */
     public static LockBackendFactory providerFor(String uri) {
-        List<String> seen = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>(); // the two loaders are often one: list each backend once
         for (ClassLoader loader :
                 new ClassLoader[] {Thread.currentThread().getContextClassLoader(), Engine.class.getClassLoader()}) {
             if (loader == null) {
@@ -136,7 +133,10 @@ public final class Engine implements AutoCloseable {
                 seen.add(provider.getClass().getSimpleName());
             }
         }
-        throw new IllegalArgumentException("no dlock backend on the class path accepts the URI '" + uri
+        // Only the scheme is quoted: the rest of the URI may hold a password.
+        int colon = uri.indexOf(':');
+        String scheme = colon < 0 ? uri.substring(0, Math.min(uri.length(), 20)) : uri.substring(0, colon + 1);
+        throw new IllegalArgumentException("no dlock backend on the class path accepts URIs of scheme '" + scheme
                 + "' (backends found: " + seen + "); add the module for its scheme, e.g. dlock-redis for redis://");
     }
 
@@ -183,7 +183,8 @@ public final class Engine implements AutoCloseable {
      * @return the lock view
      */
     public DistributedLock fairLock(String name) {
-        return new LockHandle(this, key(name, Mode.FAIR), options.leaseTime(), options.renewal());
+        return new LockHandle(
+                this, offered(key(name, Mode.FAIR), "fair locks"), options.leaseTime(), options.renewal());
     }
 
     /**
@@ -193,7 +194,7 @@ public final class Engine implements AutoCloseable {
      * @return the pair
      */
     public DistributedReadWriteLock readWriteLock(String name) {
-        LockKey read = key(name, Mode.READ);
+        LockKey read = offered(key(name, Mode.READ), "read-write locks");
         return new ReadWriteHandle(
                 new LockHandle(this, read, options.leaseTime(), options.renewal()),
                 new LockHandle(this, read.withMode(Mode.WRITE), options.leaseTime(), options.renewal()));
@@ -207,7 +208,15 @@ public final class Engine implements AutoCloseable {
      * @return the semaphore view
      */
     public DistributedSemaphore semaphore(String name, int permits) {
-        return new SemaphoreHandle(this, key(name, Mode.PERMIT), Checks.permits(permits));
+        int checked = Checks.permits(permits);
+        return new SemaphoreHandle(this, offered(key(name, Mode.PERMIT), "semaphores"), checked);
+    }
+
+    private LockKey offered(LockKey key, String what) {
+        if (!backend.supports(key.mode())) {
+            throw new UnsupportedOperationException(what + " are not offered by this store: " + backend);
+        }
+        return key;
     }
 
     /**
@@ -397,112 +406,9 @@ public final class Engine implements AutoCloseable {
 
     // ---- store calls
 
-    /**
-     * Runs one store operation bounded by the operation timeout. Failures become {@link
-     * LockBackendException}; a stage that completes late is ignored.
-     */
+    /** Runs one store operation bounded by the operation timeout; see {@link StoreCalls#call}. */
     <T> CompletableFuture<T> call(String what, Supplier<? extends CompletionStage<T>> op) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        CompletableFuture<T> stage;
-        try {
-            stage = op.get().toCompletableFuture();
-        } catch (RuntimeException e) {
-            result.completeExceptionally(storeFailure(what, e));
-            return result;
-        }
-        if (stage.isDone()) {
-            stage.whenComplete((v, e) -> complete(result, what, v, e));
-            return result;
-        }
-        if (scheduler.isShutdown()) {
-            result.completeExceptionally(new LockException(what + ": the LockClient is closed"));
-            return result;
-        }
-        // Registered before the caller's own reactions, so it completes after them (dependents run last
-        // registered first): close() waits for it and so for the calls those reactions start.
-        CompletableFuture<?> settled = result.whenComplete((v, e) -> {});
-        unanswered.add(new Unanswered(result, settled, what, System.nanoTime() + timeoutNanos));
-        stage.whenComplete((v, e) -> complete(result, what, v, e));
-        scheduleExpiry();
-        return result;
-    }
-
-    /**
-     * A store call waiting for its answer. Identity equality on purpose: {@link #unanswered} removes
-     * exactly this entry.
-     */
-    private static final class Unanswered {
-        final CompletableFuture<?> result;
-        final CompletableFuture<?> settled;
-        final String what;
-        final long deadlineNanos;
-
-        Unanswered(CompletableFuture<?> result, CompletableFuture<?> settled, String what, long deadlineNanos) {
-            this.result = result;
-            this.settled = settled;
-            this.what = what;
-            this.deadlineNanos = deadlineNanos;
-        }
-    }
-
-    /**
-     * Makes sure one scheduler task runs when the oldest unanswered call's deadline passes. Every call
-     * has the same timeout, so the queue is in deadline order and one timer serves all of them: a store
-     * call costs no timer of its own (no scheduler wake-up per call).
-     */
-    private void scheduleExpiry() {
-        Unanswered oldest = oldestUnanswered();
-        if (oldest == null || !expiryScheduled.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            scheduler.schedule(this::expireUnanswered, oldest.deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException closed) {
-            Unanswered u;
-            while ((u = unanswered.poll()) != null) {
-                u.result.completeExceptionally(new LockException(u.what + ": the LockClient is closed"));
-            }
-        }
-    }
-
-    /** Drops answered calls from the head of the queue; returns the oldest unanswered one, or null. */
-    private Unanswered oldestUnanswered() {
-        Unanswered head;
-        while ((head = unanswered.peek()) != null && head.settled.isDone()) {
-            unanswered.remove(head);
-        }
-        return head;
-    }
-
-    private void expireUnanswered() {
-        expiryScheduled.set(false);
-        long now = System.nanoTime();
-        Unanswered head;
-        while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
-            head.result.completeExceptionally(new LockBackendException(
-                    head.what + ": the store did not answer within " + options.operationTimeout()));
-            unanswered.remove(head);
-        }
-        scheduleExpiry();
-    }
-
-    private static <T> void complete(CompletableFuture<T> result, String what, T value, Throwable error) {
-        if (error != null) {
-            result.completeExceptionally(storeFailure(what, error));
-        } else {
-            result.complete(value);
-        }
-    }
-
-    static LockException storeFailure(String what, Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        if (cause instanceof LockException e) {
-            return e;
-        }
-        if (cause instanceof TimeoutException) {
-            return new LockBackendException(what + ": the store timed out", cause);
-        }
-        return new LockBackendException(what + ": " + cause, cause);
+        return calls.call(what, op);
     }
 
     <T> T join(CompletableFuture<T> f) {
@@ -541,18 +447,6 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    LockListener listener() {
-        return options.listener();
-    }
-
-    void safely(Runnable event) {
-        try {
-            event.run();
-        } catch (RuntimeException ignored) {
-            // A listener must not break locking.
-        }
-    }
-
     boolean isClosed() {
         return closed;
     }
@@ -574,7 +468,7 @@ public final class Engine implements AutoCloseable {
             ((LeaseImpl) lease).releaseAsync();
         }
         // Best effort: what could not be released in time expires by its lease time.
-        awaitCallsInFlight();
+        calls.awaitAnswers();
         subscriptions.closeAll();
         scheduler.shutdownNow();
         try {
@@ -585,34 +479,7 @@ public final class Engine implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }
-    }
-
-    /**
-     * Waits, up to the operation timeout, until the store has answered every call sent: the releases,
-     * and acquires on their way, whose grants are then released while the backend is still open.
-     */
-    private void awaitCallsInFlight() {
-        long until = System.nanoTime() + timeoutNanos;
-        while (true) {
-            CompletableFuture<?>[] pending = unanswered.stream()
-                    .map(u -> u.settled)
-                    .filter(f -> !f.isDone())
-                    .toArray(CompletableFuture[]::new);
-            long left = until - System.nanoTime();
-            if (pending.length == 0 || left <= 0) {
-                return;
-            }
-            try {
-                CompletableFuture.allOf(pending).get(left, TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (ExecutionException e) {
-                // A failed call has settled too; look again for calls it started.
-            } catch (TimeoutException e) {
-                return;
-            }
+            events.close(timeoutNanos);
         }
     }
 

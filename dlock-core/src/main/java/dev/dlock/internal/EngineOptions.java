@@ -23,6 +23,8 @@ public record EngineOptions(
         String namespace,
         Duration operationTimeout,
         LockListener listener) {
+    /** The default listener, which ignores every event; a client with it starts no listener thread. */
+    static final LockListener NO_LISTENER = new LockListener() {};
 
     /**
      * A builder with the defaults.
@@ -41,7 +43,7 @@ public record EngineOptions(
         private int localQueueLimit = Integer.MAX_VALUE;
         private String namespace = "dlock";
         private Duration operationTimeout = Duration.ofSeconds(5);
-        private LockListener listener = new LockListener() {};
+        private LockListener listener = NO_LISTENER;
 
         private Builder() {}
 

@@ -11,4 +11,12 @@ interface HeldLease extends Lease {
      * @return the reason, or null when not lost (held or released normally)
      */
     String lostReason();
+
+    /**
+     * Records the thread whose {@code Lock} view holds the lease (null when it lets go), so that a lease
+     * held by a thread that died is released instead of being renewed forever.
+     *
+     * @param thread the holding thread, or null
+     */
+    void ownedBy(Thread thread);
 }

@@ -5,8 +5,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Thread-owned holds of the {@code Lock} view, with reentrancy counts.
  *
- * <p>Concurrency: an entry is only ever created, changed and removed by the thread it belongs to, so
- * the count needs no synchronisation; the map is concurrent because many threads use it at once.
+ * <p>Concurrency: an entry is only ever created, changed and removed by the thread it belongs to (or,
+ * once that thread has ended, removed by the watchdog), so the count needs no synchronisation; the map is concurrent because many threads use it at once.
  */
 final class Holds {
     private final ConcurrentHashMap<Key, Hold> holds = new ConcurrentHashMap<>();
@@ -33,5 +33,10 @@ final class Holds {
 
     void remove(Object resource) {
         holds.remove(new Key(Thread.currentThread(), resource));
+    }
+
+    /** Drops every hold of a thread that has ended (called by the watchdog, not by the thread itself). */
+    void forget(Thread ended) {
+        holds.keySet().removeIf(k -> k.thread() == ended);
     }
 }

@@ -29,6 +29,9 @@ final class LeaseImpl implements HeldLease {
     private static final int RELEASED = 1;
     private static final int LOST = 2;
 
+    private static final long RELEASE_RETRY_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long RELEASE_RETRY_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     final Engine engine;
     final LockKey key;
     final String owner;
@@ -44,6 +47,8 @@ final class LeaseImpl implements HeldLease {
     // at the store.
     volatile long nextRenewNanos;
     volatile boolean renewing;
+    /** Set while a thread's {@code Lock} view holds this lease, so the watchdog can see the thread die. */
+    private volatile Thread ownerThread;
     /** The renewal of this lease at the store (watchdog's or extend's), or null; guarded by this. */
     private CompletableFuture<Void> renewal;
 
@@ -192,6 +197,9 @@ final class LeaseImpl implements HeldLease {
         } finally {
             endRenewal();
         }
+        // The watchdog may have declared the lease lost (its deadline passed) while the renewal was on
+        // its way; the store's answer does not bring it back.
+        checkValid();
         engine.watchdog.rescheduleFor(this);
     }
 
@@ -200,17 +208,42 @@ final class LeaseImpl implements HeldLease {
         return lost;
     }
 
-    /** Declares the lease lost (renewal refused or failed past the deadline, session gone); idempotent. */
-    void markLost(String reason) {
+    /**
+     * Declares the lease lost (renewal refused or failed past the deadline, session gone); idempotent.
+     *
+     * @return true if this call moved the lease from held to lost
+     */
+    boolean markLost(String reason) {
         if (!state.compareAndSet(HELD, LOST)) {
-            return;
+            return false;
         }
         lostReason = reason;
         engine.watchdog.remove(this);
-        engine.safely(() -> engine.listener().lost(key.name(), reason));
+        engine.events.fire(l -> l.lost(key.name(), reason));
         LeaseLostException signal = lostException(reason);
         CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
         engine.wake(key, null);
+        return true;
+    }
+
+    /**
+     * The thread whose {@code Lock} view holds this lease died without unlocking: nobody can ever
+     * release it, so the lease is declared lost and released at the store.
+     */
+    void abandonByDeadThread() {
+        if (markLost("the thread that held it (" + ownerThread.getName() + ") ended without unlocking")) {
+            engine.call("release '" + key.name() + "' of a dead thread", () -> engine.backend.release(key, owner));
+        }
+    }
+
+    @Override
+    public void ownedBy(Thread thread) {
+        ownerThread = thread;
+    }
+
+    /** The thread whose {@code Lock} view holds this lease, or null for a lease-API lease. */
+    Thread ownerThread() {
+        return ownerThread;
     }
 
     @Override
@@ -241,17 +274,47 @@ final class LeaseImpl implements HeldLease {
                     if (error == null && !wasHeld) {
                         lostReason = "the store no longer held it at release";
                         state.set(LOST);
-                        engine.safely(() -> engine.listener().lost(key.name(), lostReason));
+                        engine.events.fire(l -> l.lost(key.name(), lostReason));
                         LeaseLostException signal = lostException(lostReason);
                         CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
                     } else {
                         lost.cancel(false);
                         if (error == null) {
-                            engine.safely(() -> engine.listener().released(key.name(), Duration.ofNanos(held)));
+                            engine.events.fire(l -> l.released(key.name(), Duration.ofNanos(held)));
+                        } else {
+                            retryRelease(System.nanoTime() + leaseNanos());
                         }
                     }
                     engine.wake(key, null);
                 });
+    }
+
+    /**
+     * A release the store did not confirm is retried in the background until it is, or until the store
+     * would have expired the lease anyway. A store whose lease is a session (ZooKeeper) never expires a
+     * hold while the session lives, so without this one failed release (a connection lost at that moment)
+     * would keep the lock from everyone until the client closes.
+     */
+    private void retryRelease(long untilNanos) {
+        long delay = Math.max(RELEASE_RETRY_MIN_NANOS, Math.min(RELEASE_RETRY_MAX_NANOS, leaseNanos() / 10));
+        if (engine.isClosed() || System.nanoTime() + delay - untilNanos >= 0) {
+            return;
+        }
+        engine.schedule(
+                () -> {
+                    if (engine.isClosed()) {
+                        return;
+                    }
+                    engine.call("release '" + key.name() + "' again", () -> engine.backend.release(key, owner))
+                            .whenComplete((wasHeld, error) -> {
+                                if (error != null) {
+                                    retryRelease(untilNanos);
+                                } else {
+                                    engine.wake(key, null);
+                                }
+                            });
+                },
+                delay);
     }
 
     @Override

@@ -41,27 +41,30 @@ final class LocalQueue {
             return q.size == 0 ? null : q;
         });
         if (outcome[0]) {
-            engine.safely(() -> engine.listener().rejected(acquisition.key.name()));
+            engine.events.fire(l -> l.rejected(acquisition.key.name()));
             acquisition.reject(new LockRejectedException("lock '" + acquisition.key.name() + "': " + limit
                     + " callers of this client already wait for it (localQueueLimit)"));
-        } else if (outcome[1]) {
-            acquisition.becomeHead();
         } else {
-            acquisition.waitBehind();
+            engine.events.fire(l -> l.queued(acquisition.key.name()));
+            acquisition.armDeadline(outcome[1]);
+            if (outcome[1]) {
+                acquisition.becomeHead();
+            }
         }
     }
 
     /** Removes a finished acquisition; starts the next head if the finished one was the head. */
     static void leave(Engine engine, Acquisition acquisition) {
         Acquisition[] next = new Acquisition[1];
-        boolean[] unsubscribe = new boolean[1];
+        boolean[] done = new boolean[2]; // [0] unsubscribe, [1] removed
         engine.queues.computeIfPresent(acquisition.key, (k, q) -> {
             boolean wasHead = q.waiting.peekFirst() == acquisition;
             if (q.waiting.remove(acquisition)) {
                 q.size--;
+                done[1] = true;
             }
             if (q.size == 0) {
-                unsubscribe[0] = q.subscribed;
+                done[0] = q.subscribed;
                 return null;
             }
             if (wasHead) {
@@ -69,7 +72,10 @@ final class LocalQueue {
             }
             return q;
         });
-        if (unsubscribe[0]) {
+        if (done[1]) {
+            engine.events.fire(l -> l.dequeued(acquisition.key.name()));
+        }
+        if (done[0]) {
             engine.subscriptions.release(acquisition.key);
         }
         if (next[0] != null) {

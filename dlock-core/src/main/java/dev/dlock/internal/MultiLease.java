@@ -85,6 +85,11 @@ final class MultiLease implements HeldLease {
     }
 
     @Override
+    public void ownedBy(Thread thread) {
+        parts.forEach(p -> p.ownedBy(thread));
+    }
+
+    @Override
     public void close() {
         LockException first = null;
         for (LeaseImpl part : parts) {

@@ -1,6 +1,7 @@
 package dev.dlock.internal;
 
 import dev.dlock.DistributedLock;
+import dev.dlock.LockTimeoutException;
 import dev.dlock.spi.LockKey;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +14,8 @@ import java.util.concurrent.CompletableFuture;
  * <p>Sorting makes two multi-locks over overlapping names take their common names in the same order,
  * so they cannot deadlock. If any part cannot be had before the deadline, the parts already taken are
  * released before the failure is reported. Cancelling cancels the part being waited for and releases the
- * rest.
+ * rest. A part that expires or is lost while a later part is awaited makes the run release everything
+ * and start over within the same deadline, so a multi-lease is never handed out with a dead part.
  */
 final class MultiLockHandle extends ThreadOwnedLock {
     private final List<LockKey> keys;
@@ -57,6 +59,18 @@ final class MultiLockHandle extends ThreadOwnedLock {
             if (result.isDone()) {
                 releaseTaken();
                 return;
+            }
+            if (taken.stream().anyMatch(part -> !part.isValid())) {
+                // A part taken earlier expired (or was lost) while a later one was awaited: never hand
+                // out a multi-lease with a dead part. Start over, in name order, within the deadline.
+                releaseTaken();
+                taken.clear();
+                if (deadlineNanos != Long.MAX_VALUE && System.nanoTime() - deadlineNanos >= 0) {
+                    result.completeExceptionally(new LockTimeoutException("could not acquire multi-lock [" + name
+                            + "] within the wait: a part expired before the last part was granted"
+                            + " (lease time " + leaseTime + " is shorter than the wait for the others)"));
+                    return;
+                }
             }
             if (taken.size() == keys.size()) {
                 MultiLease lease = new MultiLease(taken);

@@ -6,8 +6,10 @@ import dev.dlock.spi.Mode;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -87,11 +89,19 @@ final class Subscriptions {
         }
         if (started != null) {
             CompletableFuture<Subscription> target = started;
-            engine.call(
-                            "subscribe to '" + key.name() + "'",
-                            () -> engine.backend.subscribe(resource, next -> engine.wake(resource, next)))
+            AtomicReference<CompletionStage<Subscription>> sent = new AtomicReference<>();
+            engine.call("subscribe to '" + key.name() + "'", () -> {
+                        CompletionStage<Subscription> stage =
+                                engine.backend.subscribe(resource, next -> engine.wake(resource, next));
+                        sent.set(stage);
+                        return stage;
+                    })
                     .whenComplete((sub, error) -> {
                         if (error != null) {
+                            if (sent.get() != null) {
+                                // Timed out: a subscription the store sets up later is nobody's; end it.
+                                sent.get().thenAccept(Subscription::cancel);
+                            }
                             target.completeExceptionally(error);
                         } else {
                             target.complete(sub);

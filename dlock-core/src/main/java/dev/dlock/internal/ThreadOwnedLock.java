@@ -118,8 +118,11 @@ abstract class ThreadOwnedLock implements DistributedLock {
     private void lockFor(Duration wait, boolean interruptible) throws InterruptedException {
         Holds.Hold hold = engine.holds.current(holdResource());
         if (hold != null) {
-            if (hold.lease.lostReason() != null) {
-                hold.lease.checkValid();
+            // Re-entry into a hold whose lease is gone (lost, released through currentLease(), the client
+            // closed, or past its local deadline) would let the caller believe it is still protected.
+            if (!hold.lease.isValid()) {
+                throw new LeaseLostException(describe() + " is held by this thread but its lease is gone ("
+                        + goneReason(hold.lease) + "); unlock() it and lock again");
             }
             hold.count++;
             return;
@@ -127,7 +130,21 @@ abstract class ThreadOwnedLock implements DistributedLock {
         Pending p = begin(wait, true);
         // lock() and tryLock() ignore interrupts, like ReentrantLock: the interrupt status stays set.
         HeldLease lease = Engine.await(p.result(), p.cancel(), interruptible);
+        lease.ownedBy(Thread.currentThread());
         engine.holds.put(holdResource(), new Holds.Hold(lease));
+    }
+
+    private static String goneReason(HeldLease lease) {
+        String lost = lease.lostReason();
+        if (lost != null) {
+            return "lost: " + lost;
+        }
+        try {
+            lease.checkValid();
+            return "invalid";
+        } catch (LeaseLostException e) {
+            return e.getMessage();
+        }
     }
 
     @Override
@@ -137,13 +154,18 @@ abstract class ThreadOwnedLock implements DistributedLock {
             throw new IllegalMonitorStateException(describe() + " is not held by the current thread ("
                     + Thread.currentThread().getName() + ")");
         }
+        // Looked at before the release below, which would make any lease look released.
+        boolean gone = !hold.lease.isValid();
+        String reason = gone ? goneReason(hold.lease) : null;
         if (--hold.count == 0) {
             engine.holds.remove(holdResource());
+            hold.lease.ownedBy(null);
             hold.lease.close();
         }
         String lostReason = hold.lease.lostReason();
-        if (lostReason != null) {
-            throw new LeaseLostException(describe() + " was lost while this thread held it: " + lostReason);
+        if (gone || lostReason != null) {
+            throw new LeaseLostException(
+                    describe() + " was lost while this thread held it: " + (lostReason != null ? lostReason : reason));
         }
     }
 

@@ -20,7 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * therefore fall into step, and a client holding thousands of leases sends one batch per period.
  *
  * <p>Failure modes: a failed renewal is retried after a tenth of the lease time (at least 50 ms); when the
- * deadline passes first, the lease is lost. A lease the store no longer holds is lost at once.
+ * deadline passes first, the lease is lost. A lease the store no longer holds is lost at once. A lease
+ * held through the {@code Lock} view by a thread that has ended is lost and released at the next tick:
+ * nobody could ever unlock it.
  *
  * <p>Concurrency: the lease set is concurrent; the next tick is (re)scheduled under a lock that is never
  * held across a store call.
@@ -95,6 +97,12 @@ final class Watchdog {
         List<LeaseImpl> batch = new ArrayList<>();
         boolean anyDue = false;
         for (LeaseImpl lease : leases) {
+            Thread holder = lease.ownerThread();
+            if (holder != null && !holder.isAlive()) {
+                lease.abandonByDeadThread();
+                engine.holds.forget(holder);
+                continue;
+            }
             if (now - lease.deadlineNanos() >= 0) {
                 lease.markLost(
                         "no renewal succeeded before its local deadline (lease time " + lease.leaseMillis() + "ms)");
@@ -158,7 +166,7 @@ final class Watchdog {
                     }
                     int lostCount = lost;
                     if (error == null) {
-                        engine.safely(() -> engine.listener().renewed(batch.size(), lostCount));
+                        engine.events.fire(l -> l.renewed(batch.size(), lostCount));
                     }
                 });
     }

@@ -89,6 +89,19 @@ public interface LockBackend extends AutoCloseable {
     CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener);
 
     /**
+     * Whether this backend offers a mode. The engine refuses to hand out a lock of a mode a backend does
+     * not offer ({@code fairLock()}, {@code semaphore()} throw {@link UnsupportedOperationException}
+     * naming the backend by its {@code toString()}), so such a backend never sees requests in it.
+     * Decorating backends forward it.
+     *
+     * @param mode a mode
+     * @return true when requests in {@code mode} are handled; every mode by default
+     */
+    default boolean supports(Mode mode) {
+        return true;
+    }
+
+    /**
      * Whether leases of this backend can still be valid, from what the client sees locally (for
      * ZooKeeper: the session is connected and not expired). Must not block.
      *

@@ -16,6 +16,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
@@ -38,6 +40,8 @@ final class FaultyBackend implements LockBackend {
     volatile ToLongFunction<AcquireRequest> acquireDelay = r -> 0;
     /** Runs on the caller's thread before an acquire is passed on. */
     volatile Consumer<AcquireRequest> beforeAcquire = r -> {};
+    /** Runs on the caller's thread before a cancelWait is passed on. */
+    volatile Consumer<LockKey> beforeCancelWait = k -> {};
     /** When set, the next renew call is held on its way to the store until {@link #renewGate} opens. */
     volatile boolean holdNextRenew;
     /** Counted down when the held renew call has been received. */
@@ -46,6 +50,9 @@ final class FaultyBackend implements LockBackend {
     final CountDownLatch renewGate = new CountDownLatch(1);
     /** Milliseconds by which each subscribe reaches the store late. */
     volatile long subscribeDelayMillis;
+
+    /** Subscriptions the store has set up and nobody has cancelled yet. */
+    final AtomicInteger liveSubscriptions = new AtomicInteger();
 
     /** Acquire requests the store has acted on, in order. */
     final List<AcquireRequest> acquiresAtStore = new CopyOnWriteArrayList<>();
@@ -114,12 +121,23 @@ final class FaultyBackend implements LockBackend {
 
     @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
+        beforeCancelWait.accept(key);
         return pass(0, () -> delegate.cancelWait(key, owner));
     }
 
     @Override
     public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
-        return pass(subscribeDelayMillis, () -> delegate.subscribe(key, listener));
+        return pass(
+                subscribeDelayMillis, () -> delegate.subscribe(key, listener).thenApply(sub -> {
+                    liveSubscriptions.incrementAndGet();
+                    AtomicBoolean cancelled = new AtomicBoolean();
+                    return () -> {
+                        if (cancelled.compareAndSet(false, true)) {
+                            liveSubscriptions.decrementAndGet();
+                        }
+                        sub.cancel();
+                    };
+                }));
     }
 
     @Override

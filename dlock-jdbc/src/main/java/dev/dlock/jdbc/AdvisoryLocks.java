@@ -10,81 +10,106 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The advisory flavour of exclusive locks: {@code pg_try_advisory_lock} on PostgreSQL, {@code
- * GET_LOCK(name, 0)} on MySQL/MariaDB, held by one dedicated session per backend. Fencing tokens still
- * come from the lease table ({@link LeaseTable#nextToken}), incremented right after the lock is taken on
- * the same session, so they stay durable and increasing.
+ * GET_LOCK(name, 0)} on MySQL/MariaDB, held by one dedicated session per backend ({@link
+ * DedicatedSession}). Fencing tokens still come from the lease table ({@link LeaseTable#nextToken}),
+ * incremented right after the lock is taken on the same session, so they stay durable and increasing.
  *
- * <p>Semantics differ from the lease table: a hold lasts as long as the session, not a lease time.
- * Renewal only checks that the session is alive. When the session dies (server restart, failover,
- * {@code pg_terminate_backend}, {@code KILL}, network), the database drops every advisory lock at once, so
- * the next renewal tick reports every advisory lease of the backend lost (their lost signals fire; leases
- * of other kinds, which live in the lease table, are unaffected), and the next call opens a new session.
- * Advisory locks live only on the server that granted them: they vanish on failover to a replica.
+ * <p>Semantics differ from the lease table: a hold lasts as long as the session, and as long as its
+ * lease is renewed. A renewal proves that the very session that took the locks is alive: it compares
+ * the session's id ({@code pg_backend_pid()}, {@code CONNECTION_ID()}) with the one recorded when the
+ * session opened, so a driver that reconnects transparently cannot keep leases valid whose locks died
+ * with the old session. When the session dies or changes (server restart, failover, {@code
+ * pg_terminate_backend}, {@code KILL}, network), every advisory lease of the backend is reported lost at
+ * the next renewal tick and the connection is discarded; the next call opens a new session. Advisory locks
+ * live only on the server that granted them: they vanish on failover to a replica.
  *
- * <p>Concurrency: one thread ({@code dlock-advisory-N}) owns the session and runs every call in order.
- * Advisory locks are re-entrant per session, so a map of lock id to owner keeps two acquisitions of one
- * client from both "winning" the same lock.
+ * <p>Holds expire here as lease rows do in the table: a hold not renewed within its lease time (renewal
+ * off, or the client declared the lease lost after failed renewals) has its lock released, so a lost
+ * lease does not keep the database lock until the client closes. The hold's expiry is counted from when
+ * this class processed the grant or renewal, never earlier than the engine's own deadline for the lease,
+ * which counts from when the request was sent.
+ *
+ * <p>Concurrency: one thread ({@code dlock-advisory-N}) owns the session and runs every call and expiry
+ * sweep in order. Advisory locks are re-entrant per session, so a map of lock id to hold keeps two
+ * acquisitions of one client from both "winning" the same lock.
  *
  * <p>Failure modes: a failed call fails its future with {@link LockBackendException}; an acquire that
- * finds its session dead retries once on a new session. Between the session's death and the next renewal
- * tick (a third of the lease time) a lost advisory lease still looks valid locally.
+ * finds its session dead or replaced retries once on a new session. Between the session's death and the
+ * next renewal tick (a third of the lease time) a lost advisory lease still looks valid locally. On close
+ * the session releases every advisory lock before it goes back to its pool; if it cannot, or the thread is
+ * stuck, it is discarded instead.
  */
 final class AdvisoryLocks {
-    private final LeaseTable table;
-    private final PgNotifier.ConnectionSource source;
-    private final ExecutorService thread;
-    private final Map<String, String> ownerByLock = new HashMap<>(); // only on the thread
-    private final Backoff backoff = new Backoff();
-    private Connection session; // only on the thread
+    private record Hold(String owner, LockKey key, long expiresAtNanos) {}
 
-    AdvisoryLocks(LeaseTable table, PgNotifier.ConnectionSource source, String threadName) {
+    private final LeaseTable table;
+    private final DedicatedSession.Source source;
+    private final ScheduledThreadPoolExecutor thread;
+    private final Map<String, Hold> holds = new HashMap<>(); // only on the thread
+    private long earliestExpiryNanos; // only on the thread; no later than any hold's expiry
+    private ScheduledFuture<?> sweep; // only on the thread
+    private long sweepAtNanos;
+    private final Backoff backoff = new Backoff();
+    private volatile DedicatedSession session; // used on the thread; discarded by close if stuck
+
+    AdvisoryLocks(LeaseTable table, DedicatedSession.Source source, String threadName) {
         if (table.dialect() == Dialect.H2) {
             throw new IllegalArgumentException("the advisory flavour needs PostgreSQL or MySQL/MariaDB, not H2");
         }
         this.table = table;
         this.source = source;
-        this.thread = Executors.newSingleThreadExecutor(r -> {
+        this.thread = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);
             return t;
         });
+        thread.setRemoveOnCancelPolicy(true);
+        thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    }
+
+    private boolean postgres() {
+        return table.dialect() == Dialect.POSTGRESQL;
     }
 
     /** PostgreSQL: a 64-bit key; MySQL: a name of at most 64 characters. Both from the resource's hash. */
     private String lockId(LockKey key) {
         byte[] hash = LeaseTable.sha256(table.prefix() + '\n' + key.namespace() + '\n' + key.name());
-        if (table.dialect() == Dialect.POSTGRESQL) {
+        if (postgres()) {
             return Long.toString(ByteBuffer.wrap(hash).getLong());
         }
         return "dlock:" + HexFormat.of().formatHex(hash).substring(0, 58);
     }
 
     private interface SessionCall<T> {
-        T run(Connection c) throws SQLException;
+        T run(DedicatedSession s) throws SQLException;
     }
 
-    private <T> CompletableFuture<T> onSession(String what, SessionCall<T> call) {
-        return onSession(what, call, false);
+    /** Thrown inside a call that found another session behind its connection. */
+    private static final class SessionReplaced extends SQLException {
+        SessionReplaced() {
+            super("the advisory-lock session was replaced (the driver reconnected)", "08006");
+        }
     }
 
     /**
      * Runs a call on the session's thread. With {@code retryOnNewSession}, a call that fails because the
-     * session died is run once more on a new session (safe for acquire: the dead session held nothing
-     * that the new one could be mistaken for).
+     * session died or was replaced is run once more on a new session (safe for acquire: the dead session
+     * held nothing that the new one could be mistaken for).
      */
     private <T> CompletableFuture<T> onSession(String what, SessionCall<T> call, boolean retryOnNewSession) {
         try {
@@ -93,11 +118,12 @@ final class AdvisoryLocks {
                         for (int attempt = 1; ; attempt++) {
                             try {
                                 if (session == null) {
-                                    session = source.open();
+                                    session = DedicatedSession.open(source, table.dialect());
                                 }
+                                expire();
                                 return call.run(session);
                             } catch (SQLException e) {
-                                boolean broken = sessionBroken();
+                                boolean broken = e instanceof SessionReplaced || sessionBroken();
                                 if (broken) {
                                     dropSession();
                                 }
@@ -108,52 +134,54 @@ final class AdvisoryLocks {
                         }
                     },
                     thread);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             return CompletableFuture.failedFuture(new LockBackendException(what + ": the backend is closed", e));
         }
     }
 
     private boolean sessionBroken() {
         try {
-            return session != null && !session.isValid(1);
+            return session != null && !session.connection().isValid(1);
         } catch (SQLException e) {
             return true;
         }
     }
 
-    /** Forgets a dead session and the locks it held; their leases are reported lost at renewal. */
+    /** Forgets a dead or replaced session and its holds (lost at renewal); it never goes back to a pool. */
     private void dropSession() {
-        ownerByLock.clear();
-        try {
-            if (session != null) {
-                session.close();
-            }
-        } catch (SQLException ignored) {
-            // Broken already.
-        }
+        holds.clear();
+        DedicatedSession dead = session;
         session = null;
+        if (dead != null) {
+            dead.discard();
+        }
     }
 
     CompletableFuture<AcquireResult> acquire(AcquireRequest request) {
         String id = lockId(request.key());
         return onSession(
                 "advisory acquire '" + request.key().name() + "'",
-                c -> {
-                    String holder = ownerByLock.get(id);
-                    if (holder != null) {
-                        return holder.equals(request.owner())
-                                ? AcquireResult.granted(table.nextToken(c, request.key()))
-                                : AcquireResult.busy(backoff.next(request.owner(), -1));
+                s -> {
+                    Connection c = s.connection();
+                    Hold hold = holds.get(id);
+                    if (hold != null) {
+                        if (!hold.owner().equals(request.owner())) {
+                            return AcquireResult.busy(backoff.next(request.owner(), -1));
+                        }
+                        // A retried attempt whose first grant went through: still ours if still this session.
+                        if (!s.isSameSession()) {
+                            throw new SessionReplaced();
+                        }
+                        return grant(c, id, request);
                     }
-                    if (!tryLock(c, id)) {
+                    if (!tryLock(s, id)) {
                         return AcquireResult.busy(backoff.next(request.owner(), -1));
                     }
-                    ownerByLock.put(id, request.owner());
                     backoff.forget(request.owner());
                     try {
-                        return AcquireResult.granted(table.nextToken(c, request.key()));
+                        return grant(c, id, request);
                     } catch (SQLException e) {
-                        ownerByLock.remove(id);
+                        holds.remove(id);
                         unlock(c, id, request.key());
                         throw e;
                     }
@@ -161,85 +189,177 @@ final class AdvisoryLocks {
                 true);
     }
 
-    private boolean tryLock(Connection c, String id) throws SQLException {
-        boolean pg = table.dialect() == Dialect.POSTGRESQL;
+    private AcquireResult grant(Connection c, String id, AcquireRequest request) throws SQLException {
+        long expires = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
+        if (holds.isEmpty() || expires - earliestExpiryNanos < 0) {
+            earliestExpiryNanos = expires;
+        }
+        holds.put(id, new Hold(request.owner(), request.key(), expires));
+        long token = table.nextToken(c, request.key());
+        sweepAt(expires);
+        return AcquireResult.granted(token);
+    }
+
+    /** Takes the lock on this session; the same round trip checks that the session is still the same. */
+    private boolean tryLock(DedicatedSession s, String id) throws SQLException {
+        String sql = postgres() ? "SELECT pg_try_advisory_lock(?), " : "SELECT GET_LOCK(?, 0), ";
         try (PreparedStatement ps =
-                c.prepareStatement(pg ? "SELECT pg_try_advisory_lock(?)" : "SELECT GET_LOCK(?, 0)")) {
-            if (pg) {
+                s.connection().prepareStatement(sql + DedicatedSession.sessionIdSql(table.dialect()))) {
+            if (postgres()) {
                 ps.setLong(1, Long.parseLong(id));
             } else {
                 ps.setString(1, id);
             }
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return pg ? rs.getBoolean(1) : rs.getInt(1) == 1;
+                if (rs.getLong(2) != s.id()) {
+                    throw new SessionReplaced(); // the lock just taken dies with the discarded connection
+                }
+                return postgres() ? rs.getBoolean(1) : rs.getInt(1) == 1;
             }
         }
     }
 
-    private void unlock(Connection c, String id, LockKey key) throws SQLException {
-        boolean pg = table.dialect() == Dialect.POSTGRESQL;
+    /** Releases the lock; true when this session held it. */
+    private boolean unlock(Connection c, String id, LockKey key) throws SQLException {
         // PostgreSQL: the waiters of other clients are woken in the same statement.
-        try (PreparedStatement ps =
-                c.prepareStatement(pg ? "SELECT pg_advisory_unlock(?), pg_notify(?, '')" : "SELECT RELEASE_LOCK(?)")) {
-            if (pg) {
+        try (PreparedStatement ps = c.prepareStatement(
+                postgres() ? "SELECT pg_advisory_unlock(?), pg_notify(?, '')" : "SELECT RELEASE_LOCK(?)")) {
+            if (postgres()) {
                 ps.setLong(1, Long.parseLong(id));
                 ps.setString(2, table.channel(key));
             } else {
                 ps.setString(1, id);
             }
-            ps.executeQuery().close();
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return postgres() ? rs.getBoolean(1) : rs.getInt(1) == 1;
+            }
         }
     }
 
     CompletableFuture<Boolean> release(LockKey key, String owner) {
         String id = lockId(key);
-        return onSession("advisory release '" + key.name() + "'", c -> {
-            if (!owner.equals(ownerByLock.get(id))) {
-                return false;
-            }
-            ownerByLock.remove(id);
-            unlock(c, id, key);
-            return true;
-        });
+        return onSession(
+                "advisory release '" + key.name() + "'",
+                s -> {
+                    Hold hold = holds.get(id);
+                    if (hold == null || !hold.owner().equals(owner)) {
+                        return false;
+                    }
+                    holds.remove(id);
+                    return unlock(s.connection(), id, key);
+                },
+                false);
     }
 
-    /** The session is the lease: one liveness query per tick; if it fails, every hold is lost. */
+    /** The session is the lease: one query per tick proves it is the same live session. */
     CompletableFuture<Set<String>> renew(List<RenewRequest> batch) {
-        return onSession("advisory renew", c -> {
-            try (Statement st = c.createStatement()) {
-                st.executeQuery("SELECT 1").close();
-            } catch (SQLException e) {
-                if (!sessionBroken()) {
-                    throw e;
-                }
-                // The database dropped every advisory lock with the session.
-                dropSession();
-                Set<String> lost = new HashSet<>();
-                batch.forEach(r -> lost.add(r.owner()));
-                return lost;
-            }
-            Set<String> lost = new HashSet<>();
-            for (RenewRequest r : batch) {
-                if (!r.owner().equals(ownerByLock.get(lockId(r.key())))) {
-                    lost.add(r.owner());
-                }
-            }
-            return lost;
-        });
+        return onSession(
+                "advisory renew",
+                s -> {
+                    Set<String> lost = new HashSet<>();
+                    boolean same;
+                    try {
+                        same = s.isSameSession();
+                    } catch (SQLException e) {
+                        if (!sessionBroken()) {
+                            throw e;
+                        }
+                        same = false;
+                    }
+                    if (!same) {
+                        // The database dropped every advisory lock with the session.
+                        dropSession();
+                        batch.forEach(r -> lost.add(r.owner()));
+                        return lost;
+                    }
+                    long now = System.nanoTime();
+                    for (RenewRequest r : batch) {
+                        String id = lockId(r.key());
+                        Hold hold = holds.get(id);
+                        if (hold == null || !hold.owner().equals(r.owner())) {
+                            lost.add(r.owner());
+                            continue;
+                        }
+                        // Later than before: the sweep already planned finds it not due and plans again.
+                        long expires = now + TimeUnit.MILLISECONDS.toNanos(r.leaseMillis());
+                        holds.put(id, new Hold(hold.owner(), hold.key(), expires));
+                    }
+                    return lost;
+                },
+                false);
     }
 
-    void close(long waitMillis) {
-        thread.execute(() -> {
-            try {
-                if (session != null) {
-                    session.close(); // ends the session: the database drops its advisory locks
-                }
-            } catch (SQLException ignored) {
-                // Broken already.
+    /** Plans a sweep on the thread for {@code atNanos}, unless one is planned no later. */
+    private void sweepAt(long atNanos) {
+        if (sweep != null && !sweep.isDone() && atNanos - sweepAtNanos >= 0) {
+            return;
+        }
+        try {
+            sweep = thread.schedule(this::sweep, atNanos - System.nanoTime() + 1, TimeUnit.NANOSECONDS);
+            sweepAtNanos = atNanos;
+        } catch (RejectedExecutionException closed) {
+            // Closing releases everything.
+        }
+    }
+
+    private void sweep() {
+        sweep = null;
+        try {
+            expire();
+        } catch (SQLException e) {
+            if (sessionBroken()) {
+                dropSession();
             }
-            session = null;
-        });
+        }
+        if (!holds.isEmpty()) {
+            sweepAt(earliestExpiryNanos);
+        }
+    }
+
+    /** Releases the locks of holds whose lease ran out without a renewal. */
+    private void expire() throws SQLException {
+        long now = System.nanoTime();
+        if (holds.isEmpty() || now - earliestExpiryNanos <= 0) {
+            return;
+        }
+        long earliest = Long.MAX_VALUE;
+        boolean any = false;
+        Iterator<Map.Entry<String, Hold>> it = holds.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<String, Hold> e = it.next();
+            long expires = e.getValue().expiresAtNanos();
+            if (now - expires > 0) {
+                it.remove();
+                if (session != null) {
+                    unlock(session.connection(), e.getKey(), e.getValue().key());
+                }
+            } else if (!any || expires - earliest < 0) {
+                earliest = expires;
+                any = true;
+            }
+        }
+        earliestExpiryNanos = earliest;
+    }
+
+    /**
+     * Gives the session back with no advisory lock held, or discards it; waits up to {@code waitMillis}
+     * for calls in flight, then discards a session whose thread is stuck.
+     */
+    void close(long waitMillis) {
+        try {
+            thread.execute(() -> {
+                DedicatedSession last = session;
+                session = null;
+                holds.clear();
+                if (last != null) {
+                    last.release(postgres() ? "SELECT pg_advisory_unlock_all()" : "SELECT RELEASE_ALL_LOCKS()");
+                }
+            });
+        } catch (RejectedExecutionException alreadyClosed) {
+            return;
+        }
         thread.shutdown();
         try {
             if (!thread.awaitTermination(waitMillis, TimeUnit.MILLISECONDS)) {
@@ -248,6 +368,11 @@ final class AdvisoryLocks {
         } catch (InterruptedException e) {
             thread.shutdownNow();
             Thread.currentThread().interrupt();
+        }
+        DedicatedSession stuck = session;
+        if (stuck != null) {
+            session = null;
+            stuck.discard();
         }
     }
 }

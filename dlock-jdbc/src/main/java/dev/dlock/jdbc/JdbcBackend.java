@@ -32,6 +32,8 @@ import javax.sql.DataSource;
  * <p>Concurrency: blocking JDBC calls never run on the engine's threads. Each call borrows one
  * connection from the data source for its duration on one of {@code threads} daemon threads
  * ({@code dlock-jdbc-N-i}); the queue in front of them is bounded and a full queue fails the call at once.
+ * The call runs with auto-commit on whatever the pool's setting ({@link Transactions#autoCommitted}), and
+ * the connection goes back as it came.
  *
  * <p>Failure modes: every call stops retrying at the operation timeout. Deadlocks, lock-wait timeouts and
  * broken connections (SQLState class 08, PostgreSQL 57P01 to 57P03, MySQL 1205/1213) are retried within
@@ -57,7 +59,7 @@ final class JdbcBackend implements LockBackend {
             LeaseTable table,
             BackendContext context,
             int threads,
-            PgNotifier.ConnectionSource dedicated,
+            DedicatedSession.Source dedicated,
             boolean advisory) {
         this.dataSource = dataSource;
         this.ownedPool = ownedPool;
@@ -72,7 +74,12 @@ final class JdbcBackend implements LockBackend {
                     return t;
                 });
         executor.allowCoreThreadTimeOut(true);
-        this.notifier = table.dialect().notifies() ? new PgNotifier(dedicated, "dlock-pg-listen-" + id) : null;
+        this.notifier = table.dialect().notifies()
+                ? new PgNotifier(
+                        dedicated,
+                        "dlock-pg-listen-" + id,
+                        context.operationTimeout().toMillis())
+                : null;
         this.advisory = advisory ? new AdvisoryLocks(table, dedicated, "dlock-advisory-" + id) : null;
     }
 
@@ -94,7 +101,7 @@ final class JdbcBackend implements LockBackend {
     private <T> T runWithRetry(String what, SqlCall<T> call, long deadline) {
         for (int attempt = 1; ; attempt++) {
             try (Connection c = dataSource.getConnection()) {
-                return call.run(c);
+                return Transactions.autoCommitted(c, () -> call.run(c));
             } catch (SQLException e) {
                 long left = deadline - System.nanoTime();
                 if (attempt >= 5 || left < TimeUnit.MILLISECONDS.toNanos(20) || !isTransient(e)) {
@@ -134,6 +141,7 @@ final class JdbcBackend implements LockBackend {
                 || state.equals("57P01") // PostgreSQL: terminated by administrator
                 || state.equals("57P02")
                 || state.equals("57P03")
+                || state.equals("25P03") // PostgreSQL: ended by idle_in_transaction_session_timeout
                 || code == 90067 // H2: connection broken
                 || code == 90121 // H2: database closed
                 || code == 1927; // MariaDB: connection killed

@@ -52,6 +52,12 @@ import javax.sql.DataSource;
  * transaction that grants, and survive restarts and expiries. On PostgreSQL, waiters are woken by {@code
  * LISTEN/NOTIFY} on one dedicated connection per client; on MySQL, MariaDB and H2 they retry with bounded
  * exponential backoff with jitter (10 to 200 ms). Renewals of one client are one statement per tick.
+ *
+ * <p>Any pool works, whatever its settings: each call sets auto-commit on the connection it borrows and
+ * restores it (a pool with {@code autoCommit=false} would otherwise roll back grants and releases), and
+ * the listener and advisory connections go back to the pool without listening or holding locks. Grant
+ * transactions carry server-side lock and idle-transaction timeouts derived from the operation timeout,
+ * so a client that stops mid-transaction holds other clients up for about one operation timeout.
  */
 public final class JdbcBackends {
     private static final AtomicInteger POOLS = new AtomicInteger();
@@ -220,53 +226,88 @@ public final class JdbcBackends {
         return props;
     }
 
-    private static LockBackend open(
+    /**
+     * Opens a backend over a data source; {@code ownedPool}, if not null, is closed with the backend. A
+     * null dialect is read from the database.
+     */
+    static LockBackend open(
             DataSource dataSource,
             AutoCloseable ownedPool,
             Dialect knownDialect,
             JdbcOptions options,
             BackendContext context,
-            PgNotifier.ConnectionSource dedicated) {
+            DedicatedSession.Source dedicated) {
         Dialect dialect = knownDialect;
+        LeaseTable table;
         try (Connection c = dataSource.getConnection()) {
             if (dialect == null) {
                 dialect = Dialect.ofProduct(c.getMetaData().getDatabaseProductName());
             }
-            LeaseTable table = new LeaseTable(dialect, options.tablePrefix());
+            table = new LeaseTable(
+                    dialect,
+                    options.tablePrefix(),
+                    new Transactions(dialect, context.operationTimeout().toMillis()));
             if (options.createTables()) {
                 createTables(c, table);
             } else {
-                checkTables(c, table);
+                Transactions.autoCommitted(c, () -> checkTables(c, table, false));
             }
-            return new JdbcBackend(
-                    dataSource, ownedPool, table, context, options.threads(), dedicated, options.advisory());
         } catch (SQLException e) {
             throw new LockBackendException("cannot open the JDBC lock backend: " + e.getMessage(), e);
         }
+        if (options.createTables()) {
+            // Seen from another connection: tables that only the creating transaction saw would be lost.
+            try (Connection c = dataSource.getConnection()) {
+                Transactions.autoCommitted(c, () -> checkTables(c, table, true));
+            } catch (SQLException e) {
+                throw new LockBackendException("cannot open the JDBC lock backend: " + e.getMessage(), e);
+            }
+        }
+        return new JdbcBackend(dataSource, ownedPool, table, context, options.threads(), dedicated, options.advisory());
     }
 
     private static void createTables(Connection c, LeaseTable table) throws SQLException {
-        try {
-            table.createTablesIfMissing(c);
-        } catch (SQLException e) {
-            // Two clients creating the same tables at once may collide in the catalog; the second look
-            // finds them made.
-            table.createTablesIfMissing(c);
+        // Clients creating the same tables at once may collide in the catalog (PostgreSQL: a unique
+        // violation on pg_type even with IF NOT EXISTS), once per DDL statement; a later look finds
+        // what the others made. Bounded: a real failure repeats and is reported.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                table.createTablesIfMissing(c);
+                return;
+            } catch (SQLException e) {
+                if (attempt == CREATE_ATTEMPTS) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(
+                            java.util.concurrent.ThreadLocalRandom.current().nextLong(10, 60));
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
         }
     }
 
-    private static void checkTables(Connection c, LeaseTable table) throws SQLException {
+    private static final int CREATE_ATTEMPTS = 5;
+
+    private static Void checkTables(Connection c, LeaseTable table, boolean created) throws SQLException {
         for (String name : new String[] {table.prefix() + "locks", table.prefix() + "entries"}) {
             try (Statement st = c.createStatement()) {
                 st.executeQuery("SELECT 1 FROM " + name + " WHERE 1 = 0").close();
             } catch (SQLException e) {
                 throw new SQLException(
-                        "table " + name + " is missing or unreadable (" + e.getMessage() + "); create it with "
-                                + table.dialect().ddlResource().substring(1)
-                                + " from the dlock-jdbc jar, or enable createTables",
+                        created
+                                ? "table " + name + " was created but another connection cannot read it ("
+                                        + e.getMessage() + "); check the database user's rights and schema"
+                                : "table " + name + " is missing or unreadable (" + e.getMessage()
+                                        + "); create it with "
+                                        + table.dialect().ddlResource().substring(1)
+                                        + " from the dlock-jdbc jar, or enable createTables",
                         e);
             }
         }
+        return null;
     }
 
     private static String redact(String url) {

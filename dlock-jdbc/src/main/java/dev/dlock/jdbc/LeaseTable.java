@@ -46,6 +46,11 @@ import java.util.Set;
  * Lock order is always the resource row, then entry rows in id order (renewals lock entry rows in id
  * order too), so grants, releases and renewals do not deadlock one another.
  *
+ * <p>Auto-commit: the single-statement paths (exclusive acquire on PostgreSQL and MySQL, release, renewal,
+ * tokens) commit by themselves only on a connection in auto-commit mode; the caller lends connections
+ * inside {@link Transactions#autoCommitted}. Multi-statement grants run through {@link
+ * Transactions#inTransaction}, which commits explicitly and sets server-side lock and idle timeouts.
+ *
  * <p>Failure modes: every method throws {@link SQLException} as the driver reports it; the caller decides
  * what to retry. A transaction that fails is rolled back before the exception leaves.
  */
@@ -57,12 +62,14 @@ final class LeaseTable {
     private final String prefix;
     private final String locks;
     private final String entries;
+    private final Transactions transactions;
 
-    LeaseTable(Dialect dialect, String prefix) {
+    LeaseTable(Dialect dialect, String prefix, Transactions transactions) {
         this.dialect = dialect;
         this.prefix = prefix;
         this.locks = prefix + "locks";
         this.entries = prefix + "entries";
+        this.transactions = transactions;
     }
 
     Dialect dialect() {
@@ -109,12 +116,16 @@ final class LeaseTable {
 
     // ---- DDL
 
+    /** Runs the shipped DDL, each statement committed on its own (PostgreSQL's DDL is transactional). */
     void createTablesIfMissing(Connection c) throws SQLException {
-        try (Statement st = c.createStatement()) {
-            for (String ddl : dialect.ddl(prefix)) {
-                st.execute(ddl);
+        Transactions.autoCommitted(c, () -> {
+            try (Statement st = c.createStatement()) {
+                for (String ddl : dialect.ddl(prefix)) {
+                    st.execute(ddl);
+                }
             }
-        }
+            return null;
+        });
     }
 
     // ---- acquire
@@ -132,7 +143,7 @@ final class LeaseTable {
                 return acquireExclusiveMysql(c, request);
             }
         }
-        return inTransaction(c, () -> acquireInTransaction(c, request));
+        return transactions.inTransaction(c, () -> acquireInTransaction(c, request));
     }
 
     private static final String PG_ACQUIRE_EXCLUSIVE = "WITH up AS ("
@@ -705,7 +716,7 @@ final class LeaseTable {
                 }
             }
         }
-        return inTransaction(c, () -> {
+        return transactions.inTransaction(c, () -> {
             ResourceRow row = lockRow(c, key);
             try (PreparedStatement ps = c.prepareStatement(sql(SET_TOKEN))) {
                 ps.setLong(1, row.token() + 1);
@@ -714,33 +725,5 @@ final class LeaseTable {
             }
             return row.token() + 1;
         });
-    }
-
-    // ---- transactions
-
-    interface SqlWork<T> {
-        T run() throws SQLException;
-    }
-
-    static <T> T inTransaction(Connection c, SqlWork<T> work) throws SQLException {
-        c.setAutoCommit(false);
-        try {
-            T result = work.run();
-            c.commit();
-            return result;
-        } catch (SQLException | RuntimeException e) {
-            try {
-                c.rollback();
-            } catch (SQLException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        } finally {
-            try {
-                c.setAutoCommit(true);
-            } catch (SQLException ignored) {
-                // The connection is broken; the pool finds out when it is returned.
-            }
-        }
     }
 }

@@ -1,17 +1,20 @@
 package dev.dlock.jdbc;
 
+import dev.dlock.LockBackendException;
 import dev.dlock.spi.LockBackend.Subscription;
 import dev.dlock.spi.WakeListener;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -32,47 +35,79 @@ import org.postgresql.PGNotification;
  * the thread reconnects with bounded backoff, listens again on every channel, and then wakes every
  * listener, because notifications sent meanwhile are lost. Until then waiters still retry when the
  * holder's lease runs out (the busy answer's hint), so a lost notification delays, never blocks.
+ *
+ * <p>A subscription that is not live within the operation timeout fails and is withdrawn at once; if its
+ * {@code LISTEN} still runs later, it is undone ({@code UNLISTEN} when nobody else listens on the channel),
+ * so a call the engine gave up on leaves nothing behind. The connection is a {@link DedicatedSession}:
+ * in auto-commit mode whatever the pool's setting (a {@code LISTEN} inside an open transaction never takes
+ * effect), given back after {@code UNLISTEN *} on close, and discarded, never given back, when it failed.
  */
 final class PgNotifier implements AutoCloseable {
     static final long WAIT_MILLIS = 25;
     private static final long MAX_RECONNECT_MILLIS = 1000;
 
-    interface ConnectionSource {
-        Connection open() throws SQLException;
-    }
-
     private record Command(String channel, boolean listen, CompletableFuture<Void> done) {}
 
-    private final ConnectionSource source;
+    private final DedicatedSession.Source source;
+    private final long timeoutMillis;
     private final Map<String, List<WakeListener>> listeners = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
     private final Thread thread;
     private volatile boolean closed;
-    private Connection connection; // only the listener thread touches it
+    private volatile DedicatedSession session; // used by the listener thread; discarded by close if stuck
 
-    PgNotifier(ConnectionSource source, String threadName) {
+    PgNotifier(DedicatedSession.Source source, String threadName, long timeoutMillis) {
         this.source = source;
+        this.timeoutMillis = timeoutMillis;
         this.thread = new Thread(this::run, threadName);
         thread.setDaemon(true);
         thread.start();
     }
 
-    /** Registers a listener; completes once the channel is listened to on the live connection. */
+    /**
+     * Registers a listener; completes once the channel is listened to on the live connection, or fails
+     * after the operation timeout, withdrawing the listener.
+     */
     CompletableFuture<Subscription> subscribe(String channel, WakeListener listener) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        boolean[] first = new boolean[1];
         listeners.compute(channel, (k, list) -> {
             List<WakeListener> l = list != null ? list : new CopyOnWriteArrayList<>();
-            first[0] = l.isEmpty();
             l.add(listener);
             return l;
         });
+        AtomicBoolean cancelled = new AtomicBoolean();
+        Subscription subscription = () -> {
+            if (cancelled.compareAndSet(false, true)) {
+                unsubscribe(channel, listener);
+            }
+        };
+        CompletableFuture<Subscription> result = new CompletableFuture<>();
+        result.whenComplete((s, e) -> {
+            if (e != null) {
+                subscription.cancel();
+            }
+        });
+        done.whenComplete((v, e) -> {
+            if (e != null) {
+                result.completeExceptionally(e);
+            } else if (!result.complete(subscription)) {
+                subscription.cancel(); // live after its call gave up: undo it
+            }
+        });
+        CompletableFuture.delayedExecutor(timeoutMillis, TimeUnit.MILLISECONDS)
+                .execute(() -> result.completeExceptionally(new LockBackendException(
+                        "LISTEN was not live within the operation timeout (" + timeoutMillis + " ms)")));
         // Every subscriber waits for a LISTEN round on the live connection, so none is told "live" early.
         commands.add(new Command(channel, true, done));
         if (closed) {
             done.completeExceptionally(new IllegalStateException("the backend is closed"));
         }
-        return done.thenApply(v -> () -> unsubscribe(channel, listener));
+        return result;
+    }
+
+    /** The channels with listeners (for tests). */
+    Set<String> channels() {
+        return Set.copyOf(listeners.keySet());
     }
 
     private void unsubscribe(String channel, WakeListener listener) {
@@ -91,9 +126,9 @@ final class PgNotifier implements AutoCloseable {
         long backoff = 50;
         while (!closed) {
             try {
-                if (connection == null) {
-                    connection = source.open();
-                    try (Statement st = connection.createStatement()) {
+                if (session == null) {
+                    session = DedicatedSession.open(source, Dialect.POSTGRESQL);
+                    try (Statement st = session.connection().createStatement()) {
                         for (String channel : listeners.keySet()) {
                             st.execute(listen(channel, true));
                         }
@@ -105,21 +140,21 @@ final class PgNotifier implements AutoCloseable {
                 while ((command = commands.poll()) != null) {
                     boolean wanted = listeners.containsKey(command.channel());
                     if (command.listen() == wanted) {
-                        try (Statement st = connection.createStatement()) {
+                        try (Statement st = session.connection().createStatement()) {
                             st.execute(listen(command.channel(), command.listen()));
                         }
                     }
                     command.done().complete(null);
                 }
                 PGNotification[] received =
-                        connection.unwrap(PGConnection.class).getNotifications((int) WAIT_MILLIS);
+                        session.connection().unwrap(PGConnection.class).getNotifications((int) WAIT_MILLIS);
                 if (received != null) {
                     for (PGNotification n : received) {
                         deliver(n.getName(), n.getParameter());
                     }
                 }
             } catch (SQLException | RuntimeException e) {
-                closeConnection();
+                discardSession();
                 if (closed) {
                     break;
                 }
@@ -127,7 +162,11 @@ final class PgNotifier implements AutoCloseable {
                 backoff = Math.min(MAX_RECONNECT_MILLIS, backoff * 2);
             }
         }
-        closeConnection();
+        DedicatedSession last = session;
+        session = null;
+        if (last != null) {
+            last.release("UNLISTEN *");
+        }
         Command command;
         while ((command = commands.poll()) != null) {
             command.done().completeExceptionally(new IllegalStateException("the backend is closed"));
@@ -157,34 +196,40 @@ final class PgNotifier implements AutoCloseable {
         }
     }
 
-    private void closeConnection() {
-        if (connection != null) {
-            try {
-                connection.close();
-            } catch (SQLException ignored) {
-                // Already broken.
-            }
-            connection = null;
+    /** A failed connection may still be listening: it never goes back to a pool. */
+    private void discardSession() {
+        DedicatedSession failed = session;
+        session = null;
+        if (failed != null) {
+            failed.discard();
         }
     }
 
+    /** Backoff before reconnecting; {@link #close} cuts it short (unpark, not interrupt). */
     private void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            closed = true;
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        long left;
+        while (!closed && (left = until - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(this, left);
         }
     }
 
-    /** Stops the thread and closes the connection, waiting up to {@code waitMillis}. */
+    /**
+     * Stops the thread, which gives the connection back after {@code UNLISTEN *}, waiting up to {@code
+     * waitMillis}; a thread still stuck then has its connection discarded.
+     */
     void close(long waitMillis) {
         closed = true;
-        thread.interrupt();
+        // Not an interrupt: one that lands in the driver's socket read breaks the connection, which then
+        // has to be discarded instead of given back. Every wait of the thread is short (25 ms).
+        LockSupport.unpark(thread);
         try {
-            thread.join(TimeUnit.MILLISECONDS.toMillis(waitMillis));
+            thread.join(waitMillis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            discardSession();
         }
     }
 

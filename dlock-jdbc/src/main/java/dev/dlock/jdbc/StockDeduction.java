@@ -87,7 +87,7 @@ public final class StockDeduction {
         if (!connection.getAutoCommit()) {
             return deductLocked(connection, id, amount);
         }
-        return LeaseTable.inTransaction(connection, () -> deductLocked(connection, id, amount));
+        return Transactions.plainTransaction(connection, () -> deductLocked(connection, id, amount));
     }
 
     private boolean deductLocked(Connection connection, Object id, long amount) throws SQLException {

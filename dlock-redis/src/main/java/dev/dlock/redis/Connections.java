@@ -142,6 +142,11 @@ final class Connections {
         return cluster != null;
     }
 
+    /** The Cluster connection, or null for standalone and Sentinel. */
+    StatefulRedisClusterConnection<String, String> cluster() {
+        return cluster;
+    }
+
     /** The connection reserved for grants and renewals followed by {@code WAIT}, or null. */
     RedisAsyncCommands<String, String> acks() {
         return acks == null ? null : acks.async();

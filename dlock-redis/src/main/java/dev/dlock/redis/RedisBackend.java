@@ -333,6 +333,33 @@ final class RedisBackend implements LockBackend {
                 .thenApply(removed -> removed == 1L);
     }
 
+    /**
+     * Redlock's write-back: raises the resource's token counter to at least {@code token} and, where
+     * {@code owner} holds, records {@code token} as its hold's token.
+     */
+    CompletableFuture<Long> raiseToken(LockKey key, String owner, long token) {
+        ResourceKeys keys = ResourceKeys.of(key);
+        return run(
+                ScriptOutputType.INTEGER,
+                new String[] {keys.holders(), keys.tokens()},
+                "floor",
+                owner,
+                Long.toString(token));
+    }
+
+    /** The server's uptime in seconds ({@code INFO server}). */
+    CompletableFuture<Long> uptimeSeconds() {
+        return connections.commands().info("server").toCompletableFuture().thenApply(info -> {
+            for (String line : info.split("\r?\n")) {
+                if (line.startsWith("uptime_in_seconds:")) {
+                    return Long.parseLong(
+                            line.substring("uptime_in_seconds:".length()).strip());
+                }
+            }
+            throw new IllegalStateException("INFO server has no uptime_in_seconds");
+        });
+    }
+
     @Override
     public void close() {
         connections.close(closeTimeout);

@@ -28,14 +28,34 @@ public final class RedisBackendFactory implements LockBackendFactory {
     private final boolean cluster;
     private final int replicaAcks;
     private final Duration replicaAckTimeout;
+    private final boolean allowEviction;
 
     RedisBackendFactory(
-            Opener opener, String description, boolean cluster, int replicaAcks, Duration replicaAckTimeout) {
+            Opener opener,
+            String description,
+            boolean cluster,
+            int replicaAcks,
+            Duration replicaAckTimeout,
+            boolean allowEviction) {
         this.opener = opener;
         this.description = description;
         this.cluster = cluster;
         this.replicaAcks = replicaAcks;
         this.replicaAckTimeout = replicaAckTimeout;
+        this.allowEviction = allowEviction;
+    }
+
+    /**
+     * A factory whose backends accept a server with an evicting {@code maxmemory-policy}. By default
+     * opening a backend refuses one with {@link LockBackendException}: under {@code volatile-*} Redis may
+     * evict the keys of a live hold, under {@code allkeys-*} the fencing-token counters too, and either
+     * breaks mutual exclusion. Use this only when the server can never reach its memory limit. The URI
+     * option is {@code allowEviction=true}.
+     *
+     * @return a new factory with the check off
+     */
+    public RedisBackendFactory allowingEviction() {
+        return new RedisBackendFactory(opener, description, cluster, replicaAcks, replicaAckTimeout, true);
     }
 
     /**
@@ -65,7 +85,7 @@ public final class RedisBackendFactory implements LockBackendFactory {
             throw new IllegalArgumentException(
                     "replica acknowledgements are supported for standalone and Sentinel servers, not for Cluster");
         }
-        return new RedisBackendFactory(opener, description, false, replicas, timeout);
+        return new RedisBackendFactory(opener, description, false, replicas, timeout, allowEviction);
     }
 
     /**
@@ -73,7 +93,8 @@ public final class RedisBackendFactory implements LockBackendFactory {
      *
      * @param context the client's operation timeout and callbacks
      * @return an open backend
-     * @throws LockBackendException when Redis cannot be reached
+     * @throws LockBackendException when Redis cannot be reached, or its {@code maxmemory-policy} evicts
+     *     (see {@link #allowingEviction()})
      * @throws IllegalArgumentException when the replica acknowledgement timeout is not shorter than the
      *     operation timeout
      */
@@ -92,12 +113,21 @@ public final class RedisBackendFactory implements LockBackendFactory {
         } catch (RuntimeException e) {
             throw new LockBackendException("cannot connect to Redis at " + description + ": " + e.getMessage(), e);
         }
+        if (!allowEviction) {
+            try {
+                EvictionCheck.verify(connections, description, timeout);
+            } catch (RuntimeException e) {
+                connections.close(timeout);
+                throw e;
+            }
+        }
         return new RedisBackend(connections, timeout, replicaAcks, replicaAckTimeout);
     }
 
     @Override
     public String toString() {
         return "RedisBackendFactory[" + description
-                + (replicaAcks > 0 ? ", replicaAcks=" + replicaAcks + " within " + replicaAckTimeout : "") + "]";
+                + (replicaAcks > 0 ? ", replicaAcks=" + replicaAcks + " within " + replicaAckTimeout : "")
+                + (allowEviction ? ", allowEviction" : "") + "]";
     }
 }

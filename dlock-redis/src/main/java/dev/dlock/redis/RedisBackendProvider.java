@@ -18,7 +18,15 @@ import dev.dlock.spi.LockBackendProvider;
  *       data nodes'.
  *   <li>Cluster: {@code redis-cluster://[[user:]password@]host[:port][,host[:port]...][?options]}; {@code
  *       rediss-cluster://} for TLS. The hosts are seeds; the rest of the Cluster is discovered.
+ *   <li>Redlock: {@code redlock://[[user:]password@]host:port,host:port,host:port[/database][?options]};
+ *       {@code redlocks://} for TLS. The hosts are independent masters (an odd number, at least 3), each
+ *       with the same credentials; see {@link RedlockBackendFactory}.
  * </ul>
+ *
+ * <p>Options of every form: {@code allowEviction=true} accepts a server whose {@code maxmemory-policy}
+ * evicts (refused by default; see {@link RedisBackendFactory#allowingEviction()}). Redlock's own: {@code
+ * minUptime=30s} (see {@link RedlockBackendFactory#withMinUptime}) and {@code masterTimeout=100ms} (see
+ * {@link RedlockBackendFactory#withMasterTimeout}).
  *
  * <p>Options of this backend: {@code waitReplicas=N&waitTimeout=50ms} (standalone and Sentinel) turns on
  * replica acknowledgements, see {@link RedisBackendFactory#withReplicaAcks}. Every other query option is
@@ -37,6 +45,7 @@ public final class RedisBackendProvider implements LockBackendProvider {
 
     @Override
     public LockBackendFactory factory(String uri) {
-        return RedisBackends.uri(uri);
+        String scheme = RedisUris.scheme(uri);
+        return scheme != null && scheme.startsWith("redlock") ? RedisBackends.redlock(uri) : RedisBackends.uri(uri);
     }
 }

@@ -12,6 +12,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -57,6 +58,10 @@ public final class RedisBackends {
      */
     public static RedisBackendFactory uri(String uri) {
         RedisUris.Parsed parsed = RedisUris.parse(uri);
+        if (parsed.topology() == RedisUris.Topology.REDLOCK) {
+            throw new IllegalArgumentException("'" + RedisUris.redact(uri)
+                    + "' is a Redlock URI: use RedisBackends.redlock(String) or LockClient.connect");
+        }
         String description = RedisUris.redact(uri);
         // Each open parses again: Lettuce URIs are mutable, so every backend gets its own.
         RedisBackendFactory factory = parsed.topology() == RedisUris.Topology.CLUSTER
@@ -65,14 +70,16 @@ public final class RedisBackends {
                         description,
                         true,
                         0,
-                        null)
+                        null,
+                        parsed.allowEviction())
                 : new RedisBackendFactory(
                         (timeout, acks) ->
                                 openStandalone(RedisUris.parse(uri).servers().get(0), timeout, acks),
                         description,
                         false,
                         0,
-                        null);
+                        null,
+                        parsed.allowEviction());
         return parsed.replicaAcks() > 0
                 ? factory.withReplicaAcks(parsed.replicaAcks(), parsed.replicaAckTimeout())
                 : factory;
@@ -91,7 +98,8 @@ public final class RedisBackends {
                 "a RedisClient",
                 false,
                 0,
-                null);
+                null,
+                false);
     }
 
     /**
@@ -107,7 +115,71 @@ public final class RedisBackends {
                 "a RedisClusterClient",
                 true,
                 0,
-                null);
+                null,
+                false);
+    }
+
+    /**
+     * A Redlock factory for the masters a {@code redlock://} or {@code redlocks://} URI names.
+     *
+     * @param uri {@code redlock://[[user:]password@]host:port,host:port,host:port[/database][?options]}
+     * @return a factory; nothing connects until it is opened
+     * @throws IllegalArgumentException naming what is wrong with the URI, or when it names fewer than 3
+     *     masters or an even number of them
+     */
+    public static RedlockBackendFactory redlock(String uri) {
+        RedisUris.Parsed parsed = RedisUris.parse(uri);
+        if (parsed.topology() != RedisUris.Topology.REDLOCK) {
+            throw new IllegalArgumentException(
+                    "not a Redlock URI: '" + RedisUris.redact(uri) + "'; expected redlock:// or redlocks://");
+        }
+        List<String> names = new ArrayList<>();
+        List<RedisBackendFactory> masters = new ArrayList<>();
+        for (int i = 0; i < parsed.servers().size(); i++) {
+            int index = i;
+            RedisURI server = parsed.servers().get(i);
+            String name = server.getHost() + ":" + server.getPort();
+            names.add(name);
+            masters.add(new RedisBackendFactory(
+                    (timeout, acks) ->
+                            openStandalone(RedisUris.parse(uri).servers().get(index), timeout, false),
+                    name,
+                    false,
+                    0,
+                    null,
+                    false));
+        }
+        RedlockBackendFactory factory = new RedlockBackendFactory(names, masters, false, null, null);
+        if (parsed.allowEviction()) {
+            factory = factory.allowingEviction();
+        }
+        if (parsed.minUptime() != null) {
+            factory = factory.withMinUptime(parsed.minUptime());
+        }
+        if (parsed.masterTimeout() != null) {
+            factory = factory.withMasterTimeout(parsed.masterTimeout());
+        }
+        return factory;
+    }
+
+    /**
+     * A Redlock factory over existing standalone clients, one per independent master (each with a
+     * default URI). The clients stay owned by the caller, as with {@link #of(RedisClient)}.
+     *
+     * @param masters at least 3 clients, an odd number of them
+     * @return a factory
+     * @throws IllegalArgumentException for fewer than 3 clients or an even number of them
+     */
+    public static RedlockBackendFactory redlock(RedisClient... masters) {
+        Objects.requireNonNull(masters, "masters must not be null");
+        RedlockBackendFactory.checkMasterCount(masters.length);
+        List<String> names = new ArrayList<>();
+        List<RedisBackendFactory> factories = new ArrayList<>();
+        for (int i = 0; i < masters.length; i++) {
+            names.add("master " + (i + 1));
+            factories.add(of(Objects.requireNonNull(masters[i], "master " + (i + 1) + " must not be null")));
+        }
+        return new RedlockBackendFactory(names, factories, false, null, null);
     }
 
     private static Connections openStandalone(RedisURI server, Duration timeout, boolean acks) {

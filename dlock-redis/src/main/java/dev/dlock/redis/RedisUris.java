@@ -21,26 +21,44 @@ import java.util.Set;
  * anything connects; Lettuce's own exception is not chained, as its message may quote the password.
  */
 final class RedisUris {
-    static final Set<String> SCHEMES =
-            Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
+    static final Set<String> SCHEMES = Set.of(
+            "redis",
+            "rediss",
+            "redis-sentinel",
+            "rediss-sentinel",
+            "redis-cluster",
+            "rediss-cluster",
+            "redlock",
+            "redlocks");
 
     private RedisUris() {}
 
     enum Topology {
         STANDALONE,
         SENTINEL,
-        CLUSTER
+        CLUSTER,
+        REDLOCK
     }
 
     /**
      * A parsed URI.
      *
      * @param topology how the servers are arranged
-     * @param servers the standalone/Sentinel URI (one element) or the Cluster seeds
+     * @param servers the standalone/Sentinel URI (one element), the Cluster seeds or the Redlock masters
      * @param replicaAcks the {@code waitReplicas} option, 0 when off
      * @param replicaAckTimeout the {@code waitTimeout} option, null when off
+     * @param allowEviction the {@code allowEviction} option
+     * @param minUptime Redlock's {@code minUptime} option, null when off
+     * @param masterTimeout Redlock's {@code masterTimeout} option, null for the default
      */
-    record Parsed(Topology topology, List<RedisURI> servers, int replicaAcks, Duration replicaAckTimeout) {}
+    record Parsed(
+            Topology topology,
+            List<RedisURI> servers,
+            int replicaAcks,
+            Duration replicaAckTimeout,
+            boolean allowEviction,
+            Duration minUptime,
+            Duration masterTimeout) {}
 
     static String scheme(String uri) {
         int end = uri == null ? -1 : uri.indexOf("://");
@@ -68,6 +86,10 @@ final class RedisUris {
         }
         int replicaAcks = 0;
         Duration replicaAckTimeout = null;
+        boolean allowEviction = false;
+        Duration minUptime = null;
+        Duration masterTimeout = null;
+        boolean redlock = scheme.startsWith("redlock");
         List<String> passed = new ArrayList<>();
         for (String param : query.split("&")) {
             if (param.isEmpty()) {
@@ -79,6 +101,9 @@ final class RedisUris {
             switch (name) {
                 case "waitReplicas" -> replicaAcks = positiveInt(uri, name, value);
                 case "waitTimeout" -> replicaAckTimeout = duration(uri, name, value);
+                case "allowEviction" -> allowEviction = bool(uri, name, value);
+                case "minUptime" -> minUptime = redlockOnly(redlock, uri, name, duration(uri, name, value));
+                case "masterTimeout" -> masterTimeout = redlockOnly(redlock, uri, name, duration(uri, name, value));
                 default -> passed.add(param);
             }
         }
@@ -87,7 +112,18 @@ final class RedisUris {
                     "Redis URI '" + redact(uri) + "': waitReplicas and waitTimeout must be given together");
         }
         String lettuceQuery = passed.isEmpty() ? "" : "?" + String.join("&", passed);
-        boolean tls = scheme.startsWith("rediss");
+        boolean tls = scheme.startsWith("rediss") || scheme.equals("redlocks");
+        if (redlock) {
+            if (replicaAcks > 0) {
+                throw new IllegalArgumentException("Redlock URI '" + redact(uri)
+                        + "': waitReplicas does not apply to Redlock, whose masters are independent servers");
+            }
+            if (!fragment.isEmpty()) {
+                throw new IllegalArgumentException("Redlock URI '" + redact(uri) + "' must not have a #fragment");
+            }
+            List<RedisURI> masters = redlockMasters(uri, rest, tls, lettuceQuery);
+            return new Parsed(Topology.REDLOCK, masters, 0, null, allowEviction, minUptime, masterTimeout);
+        }
         if (scheme.endsWith("-cluster")) {
             if (replicaAcks > 0) {
                 throw new IllegalArgumentException("Redis URI '" + redact(uri)
@@ -96,7 +132,8 @@ final class RedisUris {
             if (!fragment.isEmpty()) {
                 throw new IllegalArgumentException("Redis Cluster URI '" + redact(uri) + "' must not have a #fragment");
             }
-            return new Parsed(Topology.CLUSTER, clusterSeeds(uri, rest, tls, lettuceQuery), 0, null);
+            return new Parsed(
+                    Topology.CLUSTER, clusterSeeds(uri, rest, tls, lettuceQuery), 0, null, allowEviction, null, null);
         }
         if (scheme.endsWith("-sentinel") && fragment.length() <= 1) {
             throw new IllegalArgumentException("Redis Sentinel URI '" + redact(uri)
@@ -111,12 +148,56 @@ final class RedisUris {
             throw new IllegalArgumentException("invalid Redis URI '" + redact(uri) + "': " + e.getMessage());
         }
         if (scheme.endsWith("-sentinel")) {
-            return new Parsed(Topology.SENTINEL, List.of(parsed), replicaAcks, replicaAckTimeout);
+            return new Parsed(
+                    Topology.SENTINEL, List.of(parsed), replicaAcks, replicaAckTimeout, allowEviction, null, null);
         }
         if (parsed.getHost() == null || parsed.getHost().isEmpty()) {
             throw new IllegalArgumentException("Redis URI '" + redact(uri) + "' has no host");
         }
-        return new Parsed(Topology.STANDALONE, List.of(parsed), replicaAcks, replicaAckTimeout);
+        return new Parsed(
+                Topology.STANDALONE, List.of(parsed), replicaAcks, replicaAckTimeout, allowEviction, null, null);
+    }
+
+    /** One URI per master: the shared user info, database and query applied to each host. */
+    private static List<RedisURI> redlockMasters(String uri, String rest, boolean tls, String query) {
+        int slash = rest.indexOf('/');
+        String authority = slash < 0 ? rest : rest.substring(0, slash);
+        String path = slash < 0 ? "" : rest.substring(slash);
+        int at = authority.lastIndexOf('@');
+        String userInfo = at < 0 ? "" : authority.substring(0, at + 1);
+        List<RedisURI> masters = new ArrayList<>();
+        for (String host : authority.substring(at + 1).split(",", -1)) {
+            if (host.isBlank()) {
+                throw new IllegalArgumentException("Redlock URI '" + redact(uri) + "' has an empty host");
+            }
+            try {
+                masters.add(RedisURI.create((tls ? "rediss://" : "redis://") + userInfo + host.strip() + path + query));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException(
+                        "invalid Redlock URI '" + redact(uri) + "' at host '" + host + "': " + e.getMessage());
+            }
+        }
+        RedlockBackendFactory.checkMasterCount(masters.size());
+        return masters;
+    }
+
+    private static <T> T redlockOnly(boolean redlock, String uri, String name, T value) {
+        if (!redlock) {
+            throw new IllegalArgumentException(
+                    "Redis URI '" + redact(uri) + "': " + name + " applies only to redlock:// and redlocks:// URIs");
+        }
+        return value;
+    }
+
+    private static boolean bool(String uri, String name, String value) {
+        if (value.equalsIgnoreCase("true") || value.isEmpty()) {
+            return true;
+        }
+        if (value.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException(
+                "Redis URI '" + redact(uri) + "': " + name + " must be true or false, got '" + value + "'");
     }
 
     private static List<RedisURI> clusterSeeds(String uri, String rest, boolean tls, String query) {

@@ -225,6 +225,21 @@ local function describe()
   return result
 end
 
+-- KEYS: holders tokens; ARGV: op owner token. Redlock's write-back: raises the token counter to at least
+-- the token (never lowers it) and, where the owner holds, records that token as its hold's token.
+local function floor()
+  local holders, tokens = KEYS[1], KEYS[2]
+  local owner, token = ARGV[2], tonumber(ARGV[3])
+  if tonumber(redis.call('GET', tokens) or '0') < token then
+    redis.call('SET', tokens, string.format('%.0f', token))
+  end
+  local value = redis.call('HGET', holders, owner)
+  if value then
+    redis.call('HSET', holders, owner, string.sub(value, 1, 1) .. string.format('%.0f', token))
+  end
+  return 1
+end
+
 -- KEYS: holders expiries queue waits; ARGV: op channel. Keeps the token counter.
 local function forceRelease()
   local holders, expiries, queue, waits = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -250,5 +265,7 @@ elseif op == 'describe' then
   return describe()
 elseif op == 'force' then
   return forceRelease()
+elseif op == 'floor' then
+  return floor()
 end
 return redis.error_reply('dlock: unknown operation ' .. tostring(op))

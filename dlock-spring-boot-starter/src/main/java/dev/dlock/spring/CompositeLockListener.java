@@ -49,6 +49,16 @@ final class CompositeLockListener implements LockListener {
     }
 
     @Override
+    public void queued(String name) {
+        each(l -> l.queued(name));
+    }
+
+    @Override
+    public void dequeued(String name) {
+        each(l -> l.dequeued(name));
+    }
+
+    @Override
     public void rejected(String name) {
         each(l -> l.rejected(name));
     }

@@ -14,7 +14,9 @@ final class DlockFailureAnalyzer extends AbstractFailureAnalyzer<LockBackendExce
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, LockBackendException cause) {
         String message = String.valueOf(cause.getMessage());
-        String tables = message.contains("table")
+        // Only the JDBC backend's own report of a missing table (made when create-tables is off): a store's
+        // description also says "tables", and a store that is down needs no advice about them.
+        String tables = message.contains("is missing or unreadable")
                 ? " If dlock's tables are missing, create them with the DDL shipped in dlock-jdbc, or let dlock"
                         + " create them: dlock.jdbc.create-tables=true (or dlock.createTables=true in a jdbc: URI)."
                 : "";

@@ -124,8 +124,12 @@ final class DlockStore {
             throw new LockBackendException(
                     "dlock could not open the lock store at " + description + ": " + mask(e.getMessage()), e);
         } catch (IllegalArgumentException e) {
-            // The engine's message quotes the URI as given: mask it, and leave the original out of the chain.
-            throw new IllegalArgumentException("dlock: " + mask(String.valueOf(e.getMessage())));
+            // A backend's message may quote the URI as given: mask it, and leave the original out of the chain.
+            String reason = mask(String.valueOf(e.getMessage()));
+            if (uri != null) {
+                throw new DlockUriFailureAnalyzer.InvalidUriException(description, reason);
+            }
+            throw new IllegalArgumentException("dlock: " + reason);
         }
         if (check) {
             try {

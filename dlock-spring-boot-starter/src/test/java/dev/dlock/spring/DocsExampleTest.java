@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDate;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -137,6 +140,22 @@ class DocsExampleTest {
                 }
                 assertThat(shop.ship(1, null)).matches("shipped 1 @\\d+");
             }
+        }
+    }
+
+    @Test
+    void theDocumentedExampleImportsResolve() throws Exception {
+        String doc = Files.readString(Path.of("..", "docs", "dlock-spring-boot-starter.md"));
+        int example = doc.indexOf("public class ShopService");
+        String block = doc.substring(doc.lastIndexOf("```java", example), example);
+        List<String> imports = block.lines()
+                .filter(line -> line.startsWith("import "))
+                .map(line -> line.substring("import ".length(), line.indexOf(';')))
+                .toList();
+        assertThat(imports)
+                .contains("dev.dlock.spring.DistributedLock", "dev.dlock.Lease", "dev.dlock.spring.NotAcquired");
+        for (String type : imports) {
+            assertThat(Class.forName(type)).as(type).isNotNull();
         }
     }
 }

@@ -21,19 +21,28 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     static RedisServerProcess start() throws Exception {
+        return start(null);
+    }
+
+    /** A server that requires a password (AUTH), or none when null. */
+    static RedisServerProcess start(String password) throws Exception {
         int port = freePort();
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
+                "redis-server",
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no"));
+        if (password != null) {
+            command.addAll(java.util.List.of("--requirepass", password));
+        }
         Process process;
         try {
-            process = new ProcessBuilder(
-                            "redis-server",
-                            "--port",
-                            Integer.toString(port),
-                            "--bind",
-                            "127.0.0.1",
-                            "--save",
-                            "",
-                            "--appendonly",
-                            "no")
+            process = new ProcessBuilder(command)
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .start();
@@ -73,7 +82,8 @@ final class RedisServerProcess implements AutoCloseable {
             out.flush();
             InputStream in = socket.getInputStream();
             byte[] reply = in.readNBytes(7);
-            return new String(reply, StandardCharsets.US_ASCII).equals("+PONG\r\n");
+            String answer = new String(reply, StandardCharsets.US_ASCII);
+            return answer.equals("+PONG\r\n") || answer.startsWith("-NOAUTH");
         } catch (IOException e) {
             return false;
         }

@@ -77,4 +77,24 @@ class RedisStarterTest extends StarterContractTest {
             }
         }
     }
+
+    @Test
+    void aRedlockUriIsAccepted() throws Exception {
+        try (RedisServerProcess second = RedisServerProcess.start();
+                RedisServerProcess third = RedisServerProcess.start()) {
+            String uri = "redlock://127.0.0.1:" + redis.port() + ",127.0.0.1:" + second.port() + ",127.0.0.1:"
+                    + third.port();
+            try (ConfigurableApplicationContext byUri =
+                            start(WebApplicationType.NONE, Map.of("dlock.uri", uri, "dlock.namespace", "redlock"));
+                    LockClient peer =
+                            LockClient.builder(uri).namespace("redlock").build()) {
+                long token = byUri.getBean(LockedService.class)
+                        .tokenWhile(7, null, () -> assertThat(peer.describe("order:7"))
+                                .hasSize(1));
+                try (Lease next = peer.lock("order:7").acquire(Duration.ofSeconds(5))) {
+                    assertThat(next.fencingToken()).isGreaterThan(token);
+                }
+            }
+        }
+    }
 }

@@ -16,6 +16,8 @@ import dev.dlock.LockListener;
 import dev.dlock.LockRejectedException;
 import dev.dlock.LockTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -105,6 +107,47 @@ public abstract class LockContractTest {
      */
     protected Duration operationTimeout() {
         return Duration.ofSeconds(2);
+    }
+
+    /**
+     * Whether the store offers fair locks. A store that does not must refuse {@code fairLock()} with
+     * {@link UnsupportedOperationException}; the fair-lock cases then assert that refusal instead.
+     *
+     * @return true by default
+     */
+    protected boolean offersFairLocks() {
+        return true;
+    }
+
+    /**
+     * Whether the store offers semaphores; see {@link #offersFairLocks()}.
+     *
+     * @return true by default
+     */
+    protected boolean offersSemaphores() {
+        return true;
+    }
+
+    /** For a store without fair locks: asserts that {@code fairLock()} is refused, and returns true. */
+    private boolean fairLocksRefused() {
+        if (offersFairLocks()) {
+            return false;
+        }
+        assertThatThrownBy(() -> client().fairLock("refused"))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("fair");
+        return true;
+    }
+
+    /** For a store without semaphores: asserts that {@code semaphore()} is refused, and returns true. */
+    private boolean semaphoresRefused() {
+        if (offersSemaphores()) {
+            return false;
+        }
+        assertThatThrownBy(() -> client().semaphore("refused", 2))
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("semaphore");
+        return true;
     }
 
     @BeforeEach
@@ -779,6 +822,9 @@ public abstract class LockContractTest {
 
     @Test
     void aCancelledFairWaiterDoesNotHoldUpTheFairQueue() throws Exception {
+        if (fairLocksRefused()) {
+            return;
+        }
         Lease held = client().fairLock("fair-cancel").acquire(LONG_WAIT);
         CompletableFuture<Lease> waiting = client().fairLock("fair-cancel").acquireAsync(LONG_WAIT);
         Thread.sleep(300); // queued in the store
@@ -846,7 +892,11 @@ public abstract class LockContractTest {
         LockClient a = client();
         a.lock("close-1").acquire(LONG_WAIT);
         a.lock("close-2").lock();
-        a.semaphore("close-3", 1).acquire(LONG_WAIT);
+        if (offersSemaphores()) {
+            a.semaphore("close-3", 1).acquire(LONG_WAIT);
+        } else {
+            a.readWriteLock("close-3").writeLock().acquire(LONG_WAIT);
+        }
         assertThat(a.heldLeases()).hasSize(3);
         a.close();
         LockClient b = client();
@@ -855,7 +905,11 @@ public abstract class LockContractTest {
             assertThat(lease).as("'%s' released by close()", n).isPresent();
             lease.get().close();
         }
-        assertThat(b.semaphore("close-3", 1).tryAcquire()).isPresent();
+        assertThat(
+                        offersSemaphores()
+                                ? b.semaphore("close-3", 1).tryAcquire()
+                                : b.readWriteLock("close-3").writeLock().tryAcquire())
+                .isPresent();
     }
 
     @Test
@@ -915,7 +969,10 @@ public abstract class LockContractTest {
     void heldLeasesListsWhatThisClientHolds() {
         LockClient a = client();
         try (Lease x = a.lock("held-1").acquire(LONG_WAIT);
-                Lease y = a.fairLock("held-2").acquire(LONG_WAIT)) {
+                Lease y = (offersFairLocks()
+                                ? a.fairLock("held-2")
+                                : a.readWriteLock("held-2").readLock())
+                        .acquire(LONG_WAIT)) {
             assertThat(a.heldLeases()).extracting(Lease::name).containsExactlyInAnyOrder("held-1", "held-2");
             assertThat(x.isValid() && y.isValid()).isTrue();
         }
@@ -1019,9 +1076,10 @@ public abstract class LockContractTest {
 
     @Test
     void unknownUriSchemeIsRejected() {
-        assertThatThrownBy(() -> LockClient.connect("nosuchstore://x"))
+        assertThatThrownBy(() -> LockClient.connect("nosuchstore://user:sentinel-secret@x"))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("nosuchstore://x");
+                .hasMessageContaining("nosuchstore:")
+                .hasMessageNotContaining("sentinel-secret"); // the rest of a URI may hold a password
     }
 
     // ------------------------------------------------------------------ local queue
@@ -1042,6 +1100,7 @@ public abstract class LockContractTest {
         assertThatThrownBy(() -> lock.acquire(LONG_WAIT))
                 .isInstanceOf(LockRejectedException.class)
                 .hasMessageContaining("shed");
+        awaitTrue(Duration.ofSeconds(5), () -> !events.isEmpty());
         assertThat(events).containsExactly("rejected shed");
         held.close();
         first.get(20, TimeUnit.SECONDS).close();
@@ -1049,7 +1108,7 @@ public abstract class LockContractTest {
     }
 
     @Test
-    void listenerSeesAcquireReleaseAndTimeout() {
+    void listenerSeesAcquireReleaseAndTimeout() throws Exception {
         List<String> events = new CopyOnWriteArrayList<>();
         LockClient c = client(b -> b.listener(new LockListener() {
             @Override
@@ -1073,6 +1132,8 @@ public abstract class LockContractTest {
                     .isInstanceOf(LockTimeoutException.class);
             assertThat(held.isValid()).isTrue();
         }
+        // Events arrive in order on the client's listener thread, shortly after they happened.
+        awaitTrue(Duration.ofSeconds(5), () -> events.size() >= 3);
         assertThat(events).containsExactly("acquired events", "released events", "failed events LockTimeoutException");
     }
 
@@ -1080,6 +1141,9 @@ public abstract class LockContractTest {
 
     @Test
     void fairLockServesWaitersInArrivalOrderAcrossClients() throws Exception {
+        if (fairLocksRefused()) {
+            return;
+        }
         Lease held = client().fairLock("fifo").acquire(LONG_WAIT);
         List<Integer> order = new CopyOnWriteArrayList<>();
         List<CompletableFuture<Void>> waiters = new ArrayList<>();
@@ -1105,6 +1169,9 @@ public abstract class LockContractTest {
 
     @Test
     void fairLockSkipsAWaiterThatDiedInTheQueue() throws Exception {
+        if (fairLocksRefused()) {
+            return;
+        }
         Lease held = client().fairLock("fair-dead").acquire(LONG_WAIT);
         LockClient dying = client(b -> b.leaseTime(shortLease()));
         CompletableFuture<Lease> dead = dying.fairLock("fair-dead").acquireAsync(Duration.ofSeconds(60));
@@ -1252,6 +1319,9 @@ public abstract class LockContractTest {
 
     @Test
     void semaphoreNeverExceedsItsPermits() throws Exception {
+        if (semaphoresRefused()) {
+            return;
+        }
         List<LockClient> cs = List.of(client(), client(), client());
         History history = new History();
         AtomicInteger next = new AtomicInteger();
@@ -1276,6 +1346,9 @@ public abstract class LockContractTest {
 
     @Test
     void semaphoreAdmitsExactlyItsPermits() {
+        if (semaphoresRefused()) {
+            return;
+        }
         DistributedSemaphore s = client().semaphore("sem-count", 2);
         Lease a = s.tryAcquire().orElseThrow();
         Lease b = client().semaphore("sem-count", 2).tryAcquire().orElseThrow();
@@ -1289,6 +1362,9 @@ public abstract class LockContractTest {
 
     @Test
     void semaphoreGetsACrashedHoldersPermitBackAfterItsLease() throws Exception {
+        if (semaphoresRefused()) {
+            return;
+        }
         LockClient crashed = crashableClient();
         Lease abandoned = crashed.semaphore("sem-crash", 1).acquire(LONG_WAIT);
         Lease next = client().semaphore("sem-crash", 1).acquire(Duration.ofSeconds(30));
@@ -1347,5 +1423,370 @@ public abstract class LockContractTest {
             }
         });
         assertThat(counter[0]).isEqualTo(32);
+    }
+
+    // ---- safety: leases that are gone, late answers, deadlines, listeners, dead threads ----
+
+    private FreezableBackend wire(LockClient client) {
+        return freezable.get(client);
+    }
+
+    @Test
+    void reentryIntoALeaseReleasedThroughCurrentLeaseThrowsAndUnlockSaysSo() {
+        DistributedLock lock = client().lock("gone-reentry");
+        lock.lock();
+        lock.currentLease().orElseThrow().close();
+        assertThatThrownBy(lock::lock).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
+        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        assertThat(client().lock("gone-reentry").tryAcquire()).isPresent();
+    }
+
+    @Test
+    void reentryAfterTheClientClosedThrows() {
+        LockClient a = client();
+        DistributedLock lock = a.lock("closed-reentry");
+        lock.lock();
+        a.close();
+        assertThatThrownBy(lock::lock).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void reentryPastTheLocalDeadlineThrowsEvenBeforeTheWatchdogLooks() throws Exception {
+        DistributedLock lock =
+                client(b -> b.leaseTime(shortLease()).renewal(false)).lock("late-reentry");
+        lock.lock();
+        Lease lease = lock.currentLease().orElseThrow();
+        awaitTrue(shortLease().multipliedBy(2), () -> lease.remaining().isZero());
+        assertThatThrownBy(lock::lock).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class);
+        assertThat(lease.isValid()).isFalse();
+    }
+
+    @Test
+    void extendWhoseAnswerArrivesAfterTheDeadlineDoesNotReviveTheLease() throws Exception {
+        LockClient a = client(b -> b.leaseTime(shortLease()).renewal(false));
+        Lease lease = a.lock("extend-race").acquire(LONG_WAIT);
+        awaitTrue(shortLease(), () -> lease.remaining().toMillis() < 300);
+        wire(a).delayAnswers(Duration.ofMillis(700)); // the answer comes back after the local deadline
+        assertThatThrownBy(() -> lease.extend(shortLease())).isInstanceOf(LeaseLostException.class);
+        assertThat(lease.isValid()).isFalse();
+    }
+
+    @Test
+    void aGrantThatArrivesAfterItsLeaseExpiredIsNeverHandedOut() throws Exception {
+        Duration delay = shortLease().plusMillis(200);
+        LockClient a = client(b -> b.leaseTime(shortLease()).operationTimeout(delay.plus(operationTimeout())));
+        wire(a).delayAnswers(delay);
+        assertThat(a.lock("late-grant").tryAcquire()).isEmpty();
+        assertThatThrownBy(() -> a.lock("late-grant").acquire(delay.multipliedBy(2)))
+                .isInstanceOf(LockTimeoutException.class);
+        wire(a).delayAnswers(Duration.ZERO);
+        // Every late grant was given back: another client gets the lock at once, not after a lease.
+        Lease other = client().lock("late-grant").acquire(shortLease().dividedBy(2));
+        assertThat(other.isValid()).isTrue();
+        other.close();
+    }
+
+    @Test
+    void aMultiLockIsNeverHandedOutWithAnExpiredPart() throws Exception {
+        LockClient holder = client();
+        Lease second = holder.lock("mp-2").acquire(LONG_WAIT);
+        LockClient a = client(b -> b.leaseTime(shortLease()).renewal(false));
+        CompletableFuture<Lease> multi =
+                a.multiLock("mp-1", "mp-2").acquireAsync(shortLease().multipliedBy(6));
+        sleep(shortLease().multipliedBy(3).dividedBy(2)); // "mp-1" expires while "mp-2" is awaited
+        second.close();
+        Lease lease = multi.get(LONG_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.parts()).allMatch(Lease::isValid);
+        lease.close();
+    }
+
+    @Test
+    void aTimedWaitEndsAtItsDeadlineWhileAStoreCallIsInFlight() throws Exception {
+        LockClient a = client(b -> b.operationTimeout(Duration.ofSeconds(10)));
+        wire(a).freeze(); // every call is now on its way for ever (until the operation timeout)
+        DistributedLock lock = a.lock("deadline-in-flight");
+        long start = System.nanoTime();
+        assertThat(lock.tryLock(300, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(millisSince(start)).as("tryLock(300 ms) returned after").isLessThan(1_500);
+        start = System.nanoTime();
+        assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(300))).isInstanceOf(LockTimeoutException.class);
+        assertThat(millisSince(start)).as("acquire(300 ms) failed after").isLessThan(1_500);
+    }
+
+    @Test
+    void aListenerSlowerThanTheLeaseDoesNotCostTheLease() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        LockListener sleepy = new LockListener() {
+            @Override
+            public void acquired(String name, Duration waited) {
+                nap();
+            }
+
+            @Override
+            public void renewed(int leases, int lost) {
+                nap();
+            }
+
+            private void nap() {
+                calls.incrementAndGet();
+                try {
+                    Thread.sleep(shortLease().toMillis() * 2);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        LockClient a = client(b -> b.leaseTime(shortLease()).listener(sleepy));
+        Lease lease = a.lock("slow-listener").acquire(LONG_WAIT);
+        long until = System.nanoTime() + shortLease().multipliedBy(4).toNanos();
+        while (System.nanoTime() - until < 0) {
+            assertThat(lease.isValid())
+                    .as("lease valid while the listener sleeps")
+                    .isTrue();
+            Thread.sleep(50);
+        }
+        assertThat(calls.get()).as("the listener was called").isPositive();
+        assertThat(client().lock("slow-listener").tryAcquire()).isEmpty();
+        lease.close();
+    }
+
+    @Test
+    void aReleaseThatFailsIsRetriedSoTheLockDoesNotStayTakenUntilTheLeaseEnds() throws Exception {
+        LockClient a = client(b -> b.leaseTime(Duration.ofSeconds(60)));
+        Lease lease = a.lock("failed-release").acquire(LONG_WAIT);
+        wire(a).failNextRelease();
+        assertThatThrownBy(lease::close).isInstanceOf(LockBackendException.class);
+        Lease next = client().lock("failed-release").acquire(Duration.ofSeconds(10));
+        assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        next.close();
+    }
+
+    @Test
+    void aThreadThatEndsHoldingTheLockViewLosesItAndTheLockIsFreed() throws Exception {
+        LockClient a = client(b -> b.leaseTime(shortLease()));
+        AtomicReference<Lease> held = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            DistributedLock lock = a.lock("dead-thread");
+            lock.lock();
+            held.set(lock.currentLease().orElseThrow());
+            // ends without unlock()
+        });
+        t.start();
+        t.join();
+        Lease lease = held.get();
+        Lease next = client().lock("dead-thread").acquire(shortLease().multipliedBy(3));
+        assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.whenLost()).succeedsWithin(Duration.ofSeconds(5));
+        assertThat(a.heldLeases()).isEmpty();
+        next.close();
+    }
+
+    // ---- safety: random operation sequences (property-based) ----
+
+    /**
+     * Runs {@link StatefulLockProperties} against this store: random sequences of operations with every
+     * invariant checked after each step, shrunk to a minimal sequence on failure. Tries per store: the
+     * system property {@code dlock.pbt.tries} (CI: 10); a long hunt is e.g. {@code -Ddlock.pbt.tries=500}.
+     */
+    @Test
+    @Timeout(value = 24, unit = TimeUnit.HOURS) // bounded below by the number of tries
+    void randomOperationSequencesKeepEveryInvariant() {
+        String tries = System.getProperty("dlock.pbt.tries", "10");
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                Duration.ofSeconds(120 + 30L * Integer.parseInt(tries)), () -> runStatefulProperties(tries));
+    }
+
+    private void runStatefulProperties(String tries) {
+        String base = namespace;
+        AtomicInteger run = new AtomicInteger();
+        StatefulLockProperties.target = new StatefulLockProperties.Target(
+                () -> newClientBuilder().namespace(base + run.incrementAndGet()).operationTimeout(operationTimeout()),
+                shortLease(),
+                java.util.Arrays.stream(dev.dlock.spi.Mode.values())
+                        .filter(m -> (m != dev.dlock.spi.Mode.FAIR || offersFairLocks())
+                                && (m != dev.dlock.spi.Mode.PERMIT || offersSemaphores()))
+                        .toList());
+        try {
+            var request = org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.request()
+                    .selectors(org.junit.platform.engine.discovery.DiscoverySelectors.selectClass(
+                            StatefulLockProperties.class))
+                    .filters(org.junit.platform.launcher.EngineFilter.includeEngines("jqwik"))
+                    .configurationParameter("jqwik.tries.default", tries)
+                    .configurationParameter("jqwik.database", "target/jqwik-database")
+                    .configurationParameter("jqwik.shrinking.bounded.seconds", "120")
+                    .configurationParameter("jqwik.reporting.onlyfailures", "true")
+                    .build();
+            var listener = new org.junit.platform.launcher.listeners.SummaryGeneratingListener();
+            org.junit.platform.launcher.core.LauncherFactory.create().execute(request, listener);
+            var summary = listener.getSummary();
+            if (!summary.getFailures().isEmpty()) {
+                Throwable first = summary.getFailures().get(0).getException();
+                throw new AssertionError("a random operation sequence broke an invariant: " + first, first);
+            }
+            assertThat(summary.getTestsSucceededCount()).as("the property ran").isEqualTo(1);
+        } finally {
+            StatefulLockProperties.target = null;
+        }
+    }
+
+    // ---- safety: virtual threads ----
+
+    /**
+     * 2,000 callers on 50 names over two clients, each taking its name once through the {@code Lock} view.
+     * On Java 21+ the callers are virtual threads and a JFR recording must see no carrier thread pinned
+     * (scripts/test.sh runs this case on Temurin 25); on Java 17 they are platform threads.
+     */
+    @Test
+    void twoThousandCallersOnFiftyNamesFinishWithExactTotalsAndNoPinnedCarrier() throws Exception {
+        int callers = 2_000;
+        int names = 50;
+        // A hundred local queue heads ask the store at once: the case is about totals and pinning, so a
+        // busy CI machine's slow answers must not end it with a timeout.
+        LockClient a = client(o -> o.operationTimeout(Duration.ofSeconds(30)));
+        LockClient b = client(o -> o.operationTimeout(Duration.ofSeconds(30)));
+        java.util.concurrent.atomic.AtomicIntegerArray inside =
+                new java.util.concurrent.atomic.AtomicIntegerArray(names);
+        java.util.concurrent.atomic.AtomicIntegerArray done = new java.util.concurrent.atomic.AtomicIntegerArray(names);
+        AtomicInteger overlaps = new AtomicInteger();
+        java.util.concurrent.ExecutorService pool = virtualThreadsIfAvailable();
+        boolean virtual = !(pool instanceof java.util.concurrent.ThreadPoolExecutor);
+        // Warm up: classes first used by these callers are initialized before the recording starts (a
+        // virtual thread waiting for another thread's class initialization pins its carrier once per class).
+        List<java.util.concurrent.Future<?>> warmUp = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            DistributedLock lock = (i % 2 == 0 ? a : b).lock("vt-warm-" + (i % 5));
+            warmUp.add(pool.submit(() -> {
+                lock.lock();
+                lock.unlock();
+            }));
+        }
+        for (java.util.concurrent.Future<?> f : warmUp) {
+            f.get(1, TimeUnit.MINUTES);
+        }
+        Path jfr = Files.createTempFile("dlock-pinned", ".jfr");
+        try (jdk.jfr.Recording recording = new jdk.jfr.Recording()) {
+            recording.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO);
+            recording.start();
+            List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
+            for (int i = 0; i < callers; i++) {
+                int n = i % names;
+                DistributedLock lock = (i % 2 == 0 ? a : b).lock("vt-" + n);
+                futures.add(pool.submit(() -> {
+                    lock.lock();
+                    try {
+                        if (inside.incrementAndGet(n) != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        inside.decrementAndGet(n);
+                        done.incrementAndGet(n);
+                    } finally {
+                        lock.unlock();
+                    }
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : futures) {
+                f.get(3, TimeUnit.MINUTES);
+            }
+            recording.stop();
+            recording.dump(jfr);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(overlaps.get()).as("callers inside one name at once").isZero();
+        for (int n = 0; n < names; n++) {
+            assertThat(done.get(n)).as("callers done on name %s", n).isEqualTo(callers / names);
+        }
+        List<jdk.jfr.consumer.RecordedEvent> pinned = jdk.jfr.consumer.RecordingFile.readAllEvents(jfr).stream()
+                .filter(e -> e.getEventType().getName().equals("jdk.VirtualThreadPinned"))
+                // Class initialization of classes the warm-up did not reach (JDK, store client): once per
+                // class and JVM, not a store call.
+                .filter(e -> !(e.hasField("pinnedReason")
+                        && String.valueOf(e.getString("pinnedReason")).startsWith("Waited for initialization")))
+                .toList();
+        Files.deleteIfExists(jfr);
+        assertThat(pinned)
+                .as(
+                        "carrier threads pinned (virtual threads: %s); first: %s",
+                        virtual,
+                        pinned.stream()
+                                .findFirst()
+                                .map(e -> String.valueOf(e.getStackTrace()))
+                                .orElse("none"))
+                .isEmpty();
+    }
+
+    private static java.util.concurrent.ExecutorService virtualThreadsIfAvailable() throws Exception {
+        if (Runtime.version().feature() >= 21) {
+            return (java.util.concurrent.ExecutorService) java.util.concurrent.Executors.class
+                    .getMethod("newVirtualThreadPerTaskExecutor")
+                    .invoke(null);
+        }
+        return java.util.concurrent.Executors.newFixedThreadPool(2_000);
+    }
+
+    // ---- zookeeper safety: no writer beside a hold, no release of a successor's hold ----
+
+    @Test
+    void aWriterQueuedBeforeADowngradeWaitsForTheDowngradedReader() throws Exception {
+        DistributedReadWriteLock a = client().readWriteLock("rw-down-queue");
+        a.writeLock().lock();
+        LockClient b = client();
+        CompletableFuture<Lease> writer =
+                b.readWriteLock("rw-down-queue").writeLock().acquireAsync(LONG_WAIT);
+        awaitQueued(b, "rw-down-queue");
+        a.readLock().lock(); // downgrade: the read hold is taken while the write hold is still held
+        a.writeLock().unlock();
+        assertThatThrownBy(() -> writer.get(2, TimeUnit.SECONDS))
+                .as("the queued writer is not granted beside the downgraded read hold")
+                .isInstanceOf(java.util.concurrent.TimeoutException.class);
+        a.readLock().unlock();
+        Lease w = writer.get(30, TimeUnit.SECONDS);
+        assertThat(w.isValid()).isTrue();
+        w.close();
+    }
+
+    @Test
+    void aForceReleasedHoldersReleaseNeverRemovesTheNextHolder() throws Exception {
+        for (String name : offersFairLocks() ? List.of("fr-x", "fr-fair") : List.of("fr-x")) {
+            boolean fair = name.equals("fr-fair");
+            LockClient old = client();
+            Lease stale = (fair ? old.fairLock(name) : old.lock(name)).acquire(LONG_WAIT);
+            LockClient admin = client();
+            assertThat(admin.forceRelease(name)).isTrue();
+            LockClient next = client();
+            Lease current = (fair ? next.fairLock(name) : next.lock(name)).acquire(LONG_WAIT);
+            stale.close(); // the old holder gives up what it believes it still holds
+            assertThat(current.isValid()).isTrue();
+            assertThat((fair ? admin.fairLock(name) : admin.lock(name)).tryAcquire())
+                    .as("the new holder of '%s' still holds after the old holder's release", name)
+                    .isEmpty();
+            assertThat(admin.describe(name))
+                    .flatExtracting(LockInfo::holders)
+                    .extracting(LockInfo.Holder::fencingToken)
+                    .containsExactly(current.fencingToken());
+            current.close();
+        }
+    }
+
+    /** Waits until the store shows a waiter on a name (or half a second where it shows no queue). */
+    private void awaitQueued(LockClient c, String name) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() - deadline < 0) {
+            List<LockInfo> infos = c.describe(name);
+            if (infos.stream().anyMatch(i -> i.waiters() < 0)) {
+                Thread.sleep(500);
+                return;
+            }
+            if (infos.stream().anyMatch(i -> i.waiters() > 0)) {
+                return;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no waiter on '" + name + "' showed up within 20 s");
     }
 }

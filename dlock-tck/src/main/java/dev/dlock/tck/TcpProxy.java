@@ -17,7 +17,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>While cut, existing connections are closed and new ones are accepted but never forwarded (a
  * black hole: the client's requests get no answer, as with a dead host), so clients exercise their
- * timeouts rather than a quick "connection refused".
+ * timeouts rather than a quick "connection refused". {@link #freeze()} is the silent variant: existing
+ * connections stay open but every byte sent either way is dropped, as when a network path dies without a
+ * reset; only timeouts can tell.
  *
  * <pre>{@code
  * try (TcpProxy proxy = TcpProxy.start("127.0.0.1", 5432)) {
@@ -37,6 +39,7 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean cut;
+    private volatile boolean frozen;
     private volatile boolean closed;
 
     private TcpProxy(String targetHost, int targetPort) throws IOException {
@@ -75,9 +78,18 @@ public final class TcpProxy implements AutoCloseable {
         closeAll();
     }
 
+    /**
+     * Silently drops every byte in both directions while keeping every connection open, and black-holes
+     * new connections, until {@link #restore()}.
+     */
+    public void freeze() {
+        frozen = true;
+    }
+
     /** Forwards new connections again (clients must reconnect). */
     public void restore() {
         cut = false;
+        frozen = false;
         // Black-holed connections accepted during the cut are dropped, so clients reconnect.
         closeAll();
     }
@@ -107,7 +119,7 @@ public final class TcpProxy implements AutoCloseable {
                 return;
             }
             sockets.add(client);
-            if (cut) {
+            if (cut || frozen) {
                 continue; // black hole: keep it open, forward nothing
             }
             Socket upstream = new Socket();
@@ -134,6 +146,9 @@ public final class TcpProxy implements AutoCloseable {
                         while ((n = in.read(buffer)) >= 0) {
                             if (cut) {
                                 break;
+                            }
+                            if (frozen) {
+                                continue; // dropped without a trace
                             }
                             out.write(buffer, 0, n);
                             out.flush();

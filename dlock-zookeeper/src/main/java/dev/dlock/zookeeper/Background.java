@@ -2,6 +2,7 @@ package dev.dlock.zookeeper;
 
 import dev.dlock.LockBackendException;
 import java.util.concurrent.CompletableFuture;
+import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.KeeperException;
@@ -43,5 +44,14 @@ final class Background {
     static LockBackendException failure(CuratorEvent event) {
         KeeperException cause = KeeperException.create(code(event), event.getPath());
         return new LockBackendException("ZooKeeper: " + cause.getMessage(), cause);
+    }
+
+    /** Deletes a node, whoever made it (no version check, no retry in another session); true if it existed. */
+    static CompletableFuture<Boolean> delete(CuratorFramework client, String path) {
+        return run(cb -> client.delete().inBackground(cb).forPath(path)).thenApply(event -> switch (code(event)) {
+            case OK -> true;
+            case NONODE -> false;
+            default -> throw failure(event);
+        });
     }
 }

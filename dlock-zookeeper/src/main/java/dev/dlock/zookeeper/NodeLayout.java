@@ -14,8 +14,10 @@ import java.util.HexFormat;
  *
  * <pre>
  * /&lt;namespace&gt;/lock/&lt;name&gt;                      EPHEMERAL, the exclusive holder
+ * /&lt;namespace&gt;/lock/&lt;name&gt;!&lt;owner&gt;              EPHEMERAL, its guard
  * /&lt;namespace&gt;/fair/&lt;name&gt;/f-&lt;owner&gt;-&lt;seq&gt;      EPHEMERAL_SEQUENTIAL, fair queue entries
  * /&lt;namespace&gt;/rw/&lt;name&gt;/r-&lt;owner&gt;-&lt;seq&gt;        read entries  (w- for write entries)
+ * /&lt;namespace&gt;/rw/&lt;name&gt;/d-&lt;wseq&gt;-&lt;owner&gt;-&lt;seq&gt; downgrade's read entry
  * /&lt;namespace&gt;/sem/&lt;name&gt;/p-&lt;owner&gt;-&lt;seq&gt;       permit entries
  * </pre>
  *
@@ -120,6 +122,20 @@ final class NodeLayout {
         return kindDir(key.namespace(), key.kind()) + "/" + segment(key.name());
     }
 
+    /**
+     * The guard of an exclusive holder node: {@code <holder>!<owner>}, created and deleted with the holder
+     * node in one transaction, so that deleting it succeeds only while this owner's node is the one there
+     * ({@code !} never appears in an escaped name).
+     */
+    static String guardPath(String holderPath, String owner) {
+        return holderPath + "!" + segment(owner);
+    }
+
+    /** Whether a child of a kind directory is a guard rather than a holder node. */
+    static boolean isGuard(String segment) {
+        return segment.indexOf('!') >= 0;
+    }
+
     /** The one-letter prefix of a sequential entry for a mode; exclusive locks have none. */
     static char prefix(Mode mode) {
         return switch (mode) {
@@ -134,6 +150,16 @@ final class NodeLayout {
     /** The path given to a sequential create; ZooKeeper appends ten digits. */
     static String entryPathPrefix(LockKey key, String owner) {
         return resourcePath(key) + "/" + prefix(key.mode()) + "-" + owner + "-";
+    }
+
+    /**
+     * The path given to the sequential create of a read entry taken while the same client holds the write
+     * entry with sequence {@code writeSequence} (a downgrade): {@code d-<writeSequence>-<owner>-}. The
+     * entry holds from its creation, whatever its place, so writers wait for it wherever it is.
+     */
+    static String downgradePathPrefix(LockKey key, String owner, long writeSequence) {
+        return resourcePath(key) + "/d-" + String.format("%0" + SEQUENCE_DIGITS + "d", writeSequence) + "-" + owner
+                + "-";
     }
 
     /** Node data: owner, permits and the full name. */
@@ -171,8 +197,15 @@ final class NodeLayout {
      * @param mode the mode its prefix stands for
      * @param owner the owner id
      * @param sequence the sequence number ZooKeeper appended
+     * @param downgradeOf for the read entry of a downgrade, the sequence of the write entry it came from;
+     *     else -1
      */
-    record Entry(String node, Mode mode, String owner, long sequence) {
+    record Entry(String node, Mode mode, String owner, long sequence, long downgradeOf) {
+        /** Whether this is the read entry of a downgrade, which holds wherever it is in the queue. */
+        boolean downgrade() {
+            return downgradeOf >= 0;
+        }
+
         /** Parses a child name; null for a name that is not a dlock entry. */
         static Entry parse(String node) {
             int n = node.length();
@@ -185,6 +218,7 @@ final class NodeLayout {
                         case 'r' -> Mode.READ;
                         case 'w' -> Mode.WRITE;
                         case 'p' -> Mode.PERMIT;
+                        case 'd' -> Mode.READ;
                         default -> null;
                     };
             if (mode == null) {
@@ -196,7 +230,20 @@ final class NodeLayout {
             } catch (NumberFormatException e) {
                 return null;
             }
-            return new Entry(node, mode, node.substring(2, n - SEQUENCE_DIGITS - 1), sequence);
+            int ownerStart = 2;
+            long downgradeOf = -1;
+            if (node.charAt(0) == 'd') {
+                ownerStart = SEQUENCE_DIGITS + 3;
+                if (n < ownerStart + SEQUENCE_DIGITS + 2 || node.charAt(ownerStart - 1) != '-') {
+                    return null;
+                }
+                try {
+                    downgradeOf = Long.parseLong(node.substring(2, ownerStart - 1));
+                } catch (NumberFormatException e) {
+                    return null;
+                }
+            }
+            return new Entry(node, mode, node.substring(ownerStart, n - SEQUENCE_DIGITS - 1), sequence, downgradeOf);
         }
     }
 }

@@ -7,26 +7,31 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooKeeper;
 
 /**
  * Follows the Curator connection and the ZooKeeper session behind it, and decides whether the leases of
  * this client can still be trusted. The lease of every dlock hold on ZooKeeper is the session: its
  * ephemeral nodes live exactly as long as the session.
  *
- * <p>Rules: leases are valid while connected, and for two thirds of the negotiated session timeout after
- * the connection was suspended (the server keeps the session for the whole timeout after the last
- * heartbeat it saw, so two thirds leave a margin for the heartbeat interval and clock rates). Past that,
- * every lease is in doubt: the holders are told they lost, and if the same session comes back the nodes
- * are deleted. {@code LOST} from Curator, or a reconnect under a new session id, means the session is
- * gone together with its nodes.
+ * <p>Rules: leases are valid while the server is certain to keep the session, counted from its last
+ * reply ({@link SessionClock}; a heartbeat read every third of the session timeout keeps the proof
+ * fresh). Once that point passes without a newer reply, every lease is in doubt: the holders are told
+ * they lost, and the nodes are deleted as soon as the same session answers again. {@code LOST} from
+ * Curator, or a reconnect under a new session id, means the session is gone together with its nodes. A
+ * grant counts only when made in the session this tracker has accepted ({@link #mayGrant}): a grant that
+ * reaches a session Curator is replacing, or one made while leases are in doubt, is refused.
  *
- * <p>Concurrency: Curator calls {@link #stateChanged} on its connection-state thread; the grace timer runs
- * on the backend's timer thread; {@link #leasesValid()} is read from any thread. State changes happen
- * under one lock; callbacks into the backend are made after it is released.
+ * <p>Concurrency: Curator calls {@link #stateChanged} on its connection-state thread; heartbeats are sent
+ * from the backend's timer thread and answered on ZooKeeper's event thread; {@link #leasesValid()} is read
+ * from any thread. State changes happen under one lock; callbacks into the backend are made after it is
+ * released.
  *
  * <p>Failure modes: Curator delivers state changes asynchronously, so an operation may already run in a
  * new session when {@code LOST} arrives. The backend therefore identifies every node by the session that
- * created it ({@code ephemeralOwner}) rather than by the order of events.
+ * created it ({@code ephemeralOwner}) rather than by the order of events, and a heartbeat's answer counts
+ * only for the session of the handle it was sent on.
  */
 final class SessionTracker implements ConnectionStateListener {
     /** What the backend does when the session changes. */
@@ -34,10 +39,10 @@ final class SessionTracker implements ConnectionStateListener {
         /** The session {@code deadSession} is gone, with all its nodes. */
         void sessionLost(String reason, long deadSession);
 
-        /** The connection was suspended too long: holds can no longer be trusted. */
+        /** No reply for too long: holds can no longer be trusted. */
         void leasesInDoubt(String reason);
 
-        /** Connected again, in the same session or in a new one. */
+        /** Connected again, in the same session or in a new one (also: the same session answers again). */
         void reconnected(long session, boolean sameSession);
     }
 
@@ -45,13 +50,15 @@ final class SessionTracker implements ConnectionStateListener {
     private final ScheduledExecutorService timer;
     private final int configuredSessionTimeoutMs;
     private final Callbacks callbacks;
+    private final SessionClock clock;
     private final ReentrantLock lock = new ReentrantLock();
-    private long session;
+    private volatile long session;
     private long reportedLost;
-    private long suspendedAtNanos;
-    private ScheduledFuture<?> grace;
+    private boolean inDoubt;
+    private boolean sessionGone;
+    private ScheduledFuture<?> tick;
+    private volatile boolean stopped;
     private volatile boolean valid = true;
-    private volatile long suspendedSince;
 
     SessionTracker(
             CuratorFramework client,
@@ -62,9 +69,10 @@ final class SessionTracker implements ConnectionStateListener {
         this.timer = timer;
         this.configuredSessionTimeoutMs = configuredSessionTimeoutMs;
         this.callbacks = callbacks;
+        this.clock = new SessionClock(this::sessionTimeoutMs);
     }
 
-    /** Starts listening; the client is connected at this point. */
+    /** Starts listening and sends the first heartbeat; the client is connected at this point. */
     void start() {
         lock.lock();
         try {
@@ -73,13 +81,17 @@ final class SessionTracker implements ConnectionStateListener {
             lock.unlock();
         }
         client.getConnectionStateListenable().addListener(this);
+        tick();
     }
 
     void stop() {
+        stopped = true;
         client.getConnectionStateListenable().removeListener(this);
         lock.lock();
         try {
-            cancelGrace();
+            if (tick != null) {
+                tick.cancel(false);
+            }
         } finally {
             lock.unlock();
         }
@@ -94,28 +106,108 @@ final class SessionTracker implements ConnectionStateListener {
         }
     }
 
-    /** Leases are trustworthy: connected, or suspended for less than the grace period. */
+    /** Leases are trustworthy: the session is accepted, not in doubt, and certainly kept by the server. */
     boolean leasesValid() {
-        if (!valid) {
-            return false;
-        }
-        long since = suspendedSince;
-        return since == 0 || System.nanoTime() - since < graceNanos();
+        return valid && clock.live();
     }
 
-    /** Two thirds of the negotiated session timeout. */
-    long graceNanos() {
+    /**
+     * Whether a node that session {@code nodeSession} created for a request sent at {@code sentNanos} may
+     * be handed out as a grant. The answer itself proves that session alive since {@code sentNanos}.
+     */
+    boolean mayGrant(long nodeSession, long sentNanos) {
+        proven(nodeSession, sentNanos);
+        return nodeSession == session && leasesValid();
+    }
+
+    /** The negotiated session timeout (the requested one until a session was negotiated). */
+    int sessionTimeoutMs() {
         int negotiated = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
-        int timeout = negotiated > 0 ? negotiated : configuredSessionTimeoutMs;
-        return TimeUnit.MILLISECONDS.toNanos(timeout) * 2 / 3;
+        return negotiated > 0 ? negotiated : configuredSessionTimeoutMs;
+    }
+
+    /** A request sent at {@code sentNanos} on a handle of session {@code answeredSession} got an answer. */
+    private void proven(long answeredSession, long sentNanos) {
+        boolean revived;
+        lock.lock();
+        try {
+            if (answeredSession == 0 || answeredSession != session || sessionGone) {
+                return;
+            }
+            clock.proven(sentNanos);
+            revived = inDoubt && clock.live();
+            if (revived) {
+                inDoubt = false;
+                valid = true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (revived) {
+            callbacks.reconnected(answeredSession, true); // deletes the nodes given up while in doubt
+        }
+    }
+
+    /** Sends a heartbeat, checks the clock, and plans the next tick. Runs on the timer thread. */
+    private void tick() {
+        if (stopped) {
+            return;
+        }
+        heartbeat();
+        boolean doubt;
+        long next = clock.heartbeatNanos();
+        lock.lock();
+        try {
+            doubt = valid && clock.everProven() && !clock.live();
+            if (doubt) {
+                valid = false;
+                inDoubt = true;
+            } else if (valid && clock.everProven()) {
+                next = Math.min(next, clock.liveUntilNanos() - System.nanoTime());
+            }
+            if (!stopped) {
+                tick = timer.schedule(
+                        this::tick, Math.max(next, TimeUnit.MILLISECONDS.toNanos(1)), TimeUnit.NANOSECONDS);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (doubt) {
+            callbacks.leasesInDoubt(
+                    "no reply from ZooKeeper for nearly a session timeout: the server may have expired the session");
+        }
+    }
+
+    /** One cheap read on the raw handle; its answer proves that handle's session. */
+    private void heartbeat() {
+        ZooKeeper zk;
+        try {
+            zk = client.getZookeeperClient().getZooKeeper();
+        } catch (Exception e) {
+            return;
+        }
+        long id = zk.getSessionId();
+        if (id == 0 || !zk.getState().isConnected()) {
+            return;
+        }
+        long sent = System.nanoTime();
+        zk.exists(
+                "/",
+                false,
+                (rc, path, ctx, stat) -> {
+                    if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
+                        proven(id, sent);
+                    }
+                },
+                null);
     }
 
     @Override
     public void stateChanged(CuratorFramework c, ConnectionState newState) {
         switch (newState) {
             case CONNECTED, RECONNECTED -> connected();
-            case SUSPENDED, READ_ONLY -> suspended();
             case LOST -> lost();
+            default -> {} // SUSPENDED, READ_ONLY: the clock decides, counted from the last reply
         }
     }
 
@@ -127,9 +219,11 @@ final class SessionTracker implements ConnectionStateListener {
         try {
             old = session;
             session = now;
-            cancelGrace();
-            suspendedAtNanos = 0;
-            suspendedSince = 0;
+            if (old != now) {
+                clock.reset();
+            }
+            inDoubt = false;
+            sessionGone = false;
             valid = true;
             reportLost = old != 0 && old != now && reportedLost != old;
             if (reportLost) {
@@ -142,35 +236,7 @@ final class SessionTracker implements ConnectionStateListener {
             callbacks.sessionLost("the ZooKeeper session expired", old);
         }
         callbacks.reconnected(now, old == now);
-    }
-
-    private void suspended() {
-        lock.lock();
-        try {
-            if (suspendedAtNanos != 0) {
-                return;
-            }
-            suspendedAtNanos = System.nanoTime();
-            suspendedSince = suspendedAtNanos;
-            cancelGrace();
-            long at = suspendedAtNanos;
-            grace = timer.schedule(() -> graceOver(at), graceNanos(), TimeUnit.NANOSECONDS);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void graceOver(long suspendedAt) {
-        lock.lock();
-        try {
-            if (suspendedAtNanos != suspendedAt || !valid) {
-                return;
-            }
-            valid = false;
-        } finally {
-            lock.unlock();
-        }
-        callbacks.leasesInDoubt("the ZooKeeper connection was suspended for longer than 2/3 of the session timeout");
+        heartbeat();
     }
 
     private void lost() {
@@ -179,7 +245,7 @@ final class SessionTracker implements ConnectionStateListener {
         lock.lock();
         try {
             valid = false;
-            cancelGrace();
+            sessionGone = true;
             dead = session;
             report = reportedLost != dead;
             reportedLost = dead;
@@ -188,13 +254,6 @@ final class SessionTracker implements ConnectionStateListener {
         }
         if (report) {
             callbacks.sessionLost("the ZooKeeper session was lost", dead);
-        }
-    }
-
-    private void cancelGrace() {
-        if (grace != null) {
-            grace.cancel(false);
-            grace = null;
         }
     }
 }

@@ -46,14 +46,13 @@ import org.apache.zookeeper.data.Stat;
  * <p>Recipes (see {@link NodeLayout} for the paths):
  *
  * <ul>
- *   <li>Exclusive: one {@code create} of an EPHEMERAL node per name; it exists or it does not, so an
- *       uncontended acquire is one request and a release one more. A busy answer reads the holder (which
- *       also finds our own node after a create that Curator retried) and leaves a data watch on it.
+ *   <li>Exclusive: one EPHEMERAL node per name, created and deleted with its guard in one transaction
+ *       ({@link HolderNodes}); a read pipelined behind the create gives the token and the hold's watch, or
+ *       for a busy answer the holder (which also finds our own node after a create that Curator retried)
+ *       and a wake-up watch, so an attempt is one round trip and a release one more.
  *   <li>Fair, read-write, semaphore: one EPHEMERAL_SEQUENTIAL entry per acquisition, created on its first
- *       attempt and kept while it waits, then {@code getChildren} to see its place. Fair and write entries
- *       are granted when first; a read entry when no write entry precedes it (other than the one of
- *       {@code downgradeFrom}); a permit entry when fewer than {@code permits} entries precede it. A waiter
- *       watches only the node it waits for (its predecessor, or the nearest preceding write entry) with a
+ *       attempt and kept while it waits, then {@code getChildren} to see its place ({@link QueueRules}). A
+ *       waiter watches only the node it waits for (its predecessor, or the entry that blocks it) with a
  *       {@code getData} watch, which ZooKeeper does not register when the node is already gone. Semaphore
  *       waiters instead share one persistent recursive watch per client and resource, and count down the
  *       entries ahead of them locally, so a release makes only the waiter it admits ask the store. A
@@ -64,33 +63,38 @@ import org.apache.zookeeper.data.Stat;
  *
  * <p>Leases: the lease is the ZooKeeper session ({@link SessionTracker}). {@link #renew} sends nothing:
  * it answers from what this client knows, namely whether the node it created is still held in the
- * current session. A hold that lives past its first renewal gets one {@code exists} watch (one read per
- * hold, once) so that a node removed by someone else ({@code forceRelease}) is reported at the next
- * renewal. A hold whose lease time passes without renewal (the engine stopped renewing it) is deleted by
- * this client, so that a holder with renewal switched off loses the lock after its lease time as with
- * every other backend.
+ * session the tracker accepted, while that session is live. Every hold gets a watch at its grant, so
+ * that a node removed by someone else ({@code forceRelease}) is reported at the next renewal. A grant is
+ * handed out only if made in the accepted, live session and answered within half its lease time (else it
+ * is given back and the attempt answered busy). A hold whose lease time passes without renewal (the
+ * engine stopped renewing it) is deleted by this client, so that a holder with renewal switched off loses
+ * the lock after its lease time as with every other backend.
  *
  * <p>Concurrency: requests are Curator background operations; their callbacks and all watches run on
  * ZooKeeper's event thread and never block. Per-acquisition state ({@link Node}) is guarded by the node's
- * monitor, held only for field updates. A small timer thread runs lease expiry and the session grace
- * period.
+ * monitor, held only for field updates. A small timer thread runs lease expiry, the session heartbeat
+ * and subscription timeouts.
  *
  * <p>Failure modes: a create may have succeeded when its answer is lost; the owner id in every node name
  * or node data finds it again, either on the next attempt or by a sweep once connected, so no orphan is
  * left in a live session. Nodes are matched with the session that created them ({@code ephemeralOwner}),
  * so nodes of an expired session are never taken for ours. The exclusive node has a fixed path, so it is
- * deleted only through the ZooKeeper handle of the session that created it and never by a retry in
- * another session.
+ * deleted only with its guard and only through the ZooKeeper handle of the session that created it. A
+ * semaphore watch the server sets after its subscription gave up is removed again.
  */
 final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     private static final int MAX_TRIES = 5;
+    /** When a grant was refused because the session is in transition: ask again this soon. */
+    private static final long REFUSED_RETRY_MS = 50;
 
     private final CuratorFramework client;
     private final boolean ownsClient;
     private final BackendContext.BackendEvents events;
+    private final long operationTimeoutMs;
     private final ScheduledThreadPoolExecutor timer;
     private final SessionTracker session;
+    private final HolderNodes holders;
     /** Every acquisition this client has a node (or a create in flight) for, by owner id. */
     private final ConcurrentHashMap<String, Node> nodes = new ConcurrentHashMap<>();
     /** Waiting entries by resource directory, for watch events. */
@@ -107,13 +111,20 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
     private final Watcher nodeWatcher = this::nodeEvent;
     private final Watcher permitWatcher = this::permitEvent;
     private final Watcher holdWatcher = this::holdEvent;
+    /** On an exclusive node: the hold's watch for its holder, the wake-up watch for waiters. */
+    private final Watcher exclusiveWatcher = event -> {
+        holdEvent(event);
+        nodeEvent(event);
+    };
+
     private volatile boolean closed;
 
     private ZooKeeperBackend(
-            CuratorFramework client, boolean ownsClient, int sessionTimeoutMs, BackendContext.BackendEvents events) {
+            CuratorFramework client, boolean ownsClient, int sessionTimeoutMs, BackendContext context) {
         this.client = client;
         this.ownsClient = ownsClient;
-        this.events = events;
+        this.events = context.events();
+        this.operationTimeoutMs = Math.max(1, context.operationTimeout().toMillis());
         int id = INSTANCES.incrementAndGet();
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "dlock-zookeeper-timer-" + id);
@@ -122,6 +133,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         });
         timer.setRemoveOnCancelPolicy(true);
         this.session = new SessionTracker(client, timer, sessionTimeoutMs, this);
+        this.holders = new HolderNodes(client);
     }
 
     /**
@@ -168,7 +180,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             }
             requested = zk.getSessionTimeout();
         }
-        ZooKeeperBackend backend = new ZooKeeperBackend(client, ownsClient, requested, context.events());
+        ZooKeeperBackend backend = new ZooKeeperBackend(client, ownsClient, requested, context);
         backend.session.start();
         return backend;
     }
@@ -196,6 +208,9 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         long sequence;
         int permits;
         long leaseMillis;
+        /** When the engine's current attempt reached this backend: the earliest it may have been sent. */
+        long attemptNanos;
+
         long expiresAtNanos;
         boolean timerArmed;
         boolean watched;
@@ -231,19 +246,40 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
 
     private CompletableFuture<AcquireResult> acquireExclusive(AcquireRequest request, int tries) {
         LockKey key = request.key();
+        long attempt = System.nanoTime();
         Node node = nodes.computeIfAbsent(request.owner(), owner -> new Node(key, owner, 1));
         String path = node.resource;
         synchronized (node) {
             node.creating = true;
+            if (tries == 0) {
+                node.attemptNanos = attempt;
+            }
         }
         byte[] data = NodeLayout.data(request.owner(), 1, key.name());
-        return create(path, CreateMode.EPHEMERAL, data).thenCompose(event -> switch (code(event)) {
-            case OK -> CompletableFuture.completedFuture(created(node, path, event.getStat(), request));
+        CompletableFuture<CuratorEvent> create = holders.create(path, request.owner(), data);
+        // Sent right behind the transaction on the same connection, so the server answers it after the
+        // transaction: a grant (token, hold's watch) or a busy answer (holder, wake-up watch) costs one
+        // round trip. Should Curator have retried the transaction, the read is done again after it.
+        CompletableFuture<CuratorEvent> read = getData(path, exclusiveWatcher);
+        return create.thenCompose(event -> switch (code(event)) {
+            case OK -> {
+                synchronized (node) {
+                    node.watched = true; // the read that confirms the grant arms the hold's watch
+                    watchedHolds.put(path, node);
+                }
+                yield read.handle((answer, error) -> error == null && ours(answer, request) ? answer : null)
+                        .thenCompose(answer -> answer != null
+                                ? holder(node, request, tries, answer, true)
+                                : checkHolder(node, request, tries, true));
+            }
             case NODEEXISTS -> {
                 synchronized (node) {
                     node.creating = false;
                 }
-                yield checkHolder(node, request, tries);
+                yield read.handle((answer, error) -> error == null ? answer : null)
+                        .thenCompose(answer -> answer != null
+                                ? holder(node, request, tries, answer, false)
+                                : checkHolder(node, request, tries, false));
             }
             default -> {
                 createFailed(node, event);
@@ -252,35 +288,63 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         });
     }
 
-    /** The exclusive node exists: ours (after a retried create) or another holder's. */
-    private CompletableFuture<AcquireResult> checkHolder(Node node, AcquireRequest request, int tries) {
+    /**
+     * Reads the exclusive node again: ours (just created, or after a retried create) or another holder's.
+     * Just after our create the read's data watch is the hold's watch (a deletion by someone else is
+     * noticed from the grant on); for a waiting attempt that meets another holder it is the wake-up watch.
+     */
+    private CompletableFuture<AcquireResult> checkHolder(
+            Node node, AcquireRequest request, int tries, boolean justCreated) {
+        Watcher watcher = justCreated || request.waiting() ? exclusiveWatcher : null;
+        return getData(node.resource, watcher).thenCompose(event -> holder(node, request, tries, event, justCreated));
+    }
+
+    /** Whether a read of the exclusive node shows the node this owner created in the current session. */
+    private boolean ours(CuratorEvent read, AcquireRequest request) {
+        if (code(read) != KeeperException.Code.OK) {
+            return false;
+        }
+        Data data = Data.parse(read.getData());
+        return data != null
+                && data.owner().equals(request.owner())
+                && read.getStat().getEphemeralOwner() == session.currentSession();
+    }
+
+    /** Decides from a read of the exclusive node: granted (our node), busy (another's), or try again. */
+    private CompletableFuture<AcquireResult> holder(
+            Node node, AcquireRequest request, int tries, CuratorEvent event, boolean justCreated) {
         String path = node.resource;
-        return getData(path, request.waiting() ? nodeWatcher : null).thenCompose(event -> {
-            switch (code(event)) {
-                case OK -> {
-                    Data data = Data.parse(event.getData());
-                    Stat stat = event.getStat();
-                    if (data != null
-                            && data.owner().equals(request.owner())
-                            && stat.getEphemeralOwner() == session.currentSession()) {
-                        return CompletableFuture.completedFuture(created(node, path, stat, request));
-                    }
-                    forget(node);
-                    return CompletableFuture.completedFuture(AcquireResult.busy(retryHint(data)));
+        switch (code(event)) {
+            case OK -> {
+                if (ours(event, request)) {
+                    return created(node, path, event.getStat(), request);
                 }
-                case NONODE -> {
-                    if (tries + 1 < MAX_TRIES) {
-                        return acquireExclusive(request, tries + 1); // released meanwhile: try again
-                    }
+                Data data = Data.parse(event.getData());
+                forget(node);
+                return CompletableFuture.completedFuture(AcquireResult.busy(retryHint(data)));
+            }
+            case NONODE -> {
+                synchronized (node) {
+                    node.watched = false;
+                }
+                watchedHolds.remove(path, node);
+                if (tries + 1 >= MAX_TRIES) {
                     forget(node);
                     return CompletableFuture.completedFuture(AcquireResult.busy(0));
                 }
-                default -> {
-                    forget(node);
-                    throw failure(event);
-                }
+                // Released (or force-released) meanwhile: try again, without a guard of ours left over.
+                return holders.deleteGuard(path, request.owner())
+                        .thenCompose(ignored -> acquireExclusive(request, tries + 1));
             }
-        });
+            default -> {
+                if (justCreated) {
+                    createFailed(node, event); // the node exists: find it again once connected
+                } else {
+                    forget(node);
+                }
+                throw failure(event);
+            }
+        }
     }
 
     /** A lease time left on a local holder tells the waiter when to try again at the latest. */
@@ -298,28 +362,52 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
     }
 
     /** The exclusive node was created (or found) for this acquisition. */
-    private AcquireResult created(Node node, String path, Stat stat, AcquireRequest request) {
+    private CompletableFuture<AcquireResult> created(Node node, String path, Stat stat, AcquireRequest request) {
+        long attempt;
         synchronized (node) {
             node.creating = false;
             node.path = path;
             node.czxid = stat.getCzxid();
             node.session = stat.getEphemeralOwner();
-            if (!node.abandoned) {
-                hold(node, request.leaseMillis());
-                return AcquireResult.granted(node.czxid);
-            }
+            attempt = node.attemptNanos;
         }
-        deleteQuietly(node, false);
-        return AcquireResult.busy(-1);
+        boolean grantable = grantable(stat.getEphemeralOwner(), attempt, request.leaseMillis());
+        synchronized (node) {
+            if (!node.abandoned && grantable) {
+                hold(node, request.leaseMillis());
+                return CompletableFuture.completedFuture(AcquireResult.granted(node.czxid));
+            }
+            if (node.abandoned) {
+                deleteQuietly(node);
+                return CompletableFuture.completedFuture(AcquireResult.busy(-1));
+            }
+            node.state = Node.State.ENDED;
+        }
+        // Refused: give the node back before answering, so that the retry cannot take it for its own.
+        nodes.remove(node.owner, node);
+        return deleteNode(node).thenApply(deleted -> AcquireResult.busy(REFUSED_RETRY_MS));
+    }
+
+    /**
+     * Whether a node made for an attempt that reached the backend at {@code attemptNanos} may be handed
+     * out: its session is the accepted one and live, and the answer came within half the lease time (a
+     * request Curator held back while reconnecting can be answered long after the engine sent it, and the
+     * engine counts the lease from the send).
+     */
+    private boolean grantable(long nodeSession, long attemptNanos, long leaseMillis) {
+        return session.mayGrant(nodeSession, attemptNanos)
+                && System.nanoTime() - attemptNanos < TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 2;
     }
 
     private CompletableFuture<AcquireResult> acquireEntry(AcquireRequest request) {
+        long attempt = System.nanoTime();
         Node node = nodes.computeIfAbsent(request.owner(), owner -> new Node(request.key(), owner, request.permits()));
         synchronized (node) {
             if (node.state == Node.State.ENDED) {
                 return CompletableFuture.completedFuture(AcquireResult.busy(-1));
             }
             node.permits = request.permits();
+            node.attemptNanos = attempt;
         }
         return ensureEntry(node, request).thenCompose(ready -> evaluate(node, request, 0));
     }
@@ -333,30 +421,44 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             node.creating = true;
         }
         byte[] data = NodeLayout.data(node.owner, request.permits(), node.key.name());
-        return create(NodeLayout.entryPathPrefix(node.key, node.owner), CreateMode.EPHEMERAL_SEQUENTIAL, data)
-                .thenApply(event -> {
-                    if (code(event) != KeeperException.Code.OK) {
-                        createFailed(node, event);
-                        throw failure(event);
-                    }
-                    Entry entry = Entry.parse(ZKPaths.getNodeFromPath(event.getName()));
-                    boolean abandoned;
-                    synchronized (node) {
-                        node.creating = false;
-                        node.path = event.getName();
-                        node.czxid = event.getStat().getCzxid();
-                        node.session = event.getStat().getEphemeralOwner();
-                        node.sequence = entry == null ? -1 : entry.sequence();
-                        abandoned = node.abandoned;
-                        if (!abandoned) {
-                            node.state = Node.State.WAITING;
-                        }
-                    }
-                    if (abandoned) {
-                        deleteQuietly(node, false);
-                    }
-                    return null;
-                });
+        long downgradeOf = downgradeOf(request);
+        String prefix = downgradeOf < 0
+                ? NodeLayout.entryPathPrefix(node.key, node.owner)
+                : NodeLayout.downgradePathPrefix(node.key, node.owner, downgradeOf);
+        return create(prefix, CreateMode.EPHEMERAL_SEQUENTIAL, data).thenApply(event -> {
+            if (code(event) != KeeperException.Code.OK) {
+                createFailed(node, event);
+                throw failure(event);
+            }
+            Entry entry = Entry.parse(ZKPaths.getNodeFromPath(event.getName()));
+            boolean abandoned;
+            synchronized (node) {
+                node.creating = false;
+                node.path = event.getName();
+                node.czxid = event.getStat().getCzxid();
+                node.session = event.getStat().getEphemeralOwner();
+                node.sequence = entry == null ? -1 : entry.sequence();
+                abandoned = node.abandoned;
+                if (!abandoned) {
+                    node.state = Node.State.WAITING;
+                }
+            }
+            if (abandoned) {
+                deleteQuietly(node);
+            }
+            return null;
+        });
+    }
+
+    /** For a read taken while this client holds the write entry it names, that entry's sequence; else -1. */
+    private long downgradeOf(AcquireRequest request) {
+        Node writer = request.downgradeFrom() == null ? null : nodes.get(request.downgradeFrom());
+        if (writer == null || writer.key.mode() != Mode.WRITE) {
+            return -1;
+        }
+        synchronized (writer) {
+            return writer.state == Node.State.HELD ? writer.sequence : -1;
+        }
     }
 
     /** Reads the queue and decides: granted, busy (keeping the entry and watching), or busy (dropping it). */
@@ -414,9 +516,19 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
 
     private CompletableFuture<AcquireResult> decide(
             Node node, AcquireRequest request, List<Entry> queue, int index, int tries) {
-        Entry blocker = blocker(request, queue, index);
+        Entry blocker = QueueRules.blocker(request, queue, index);
         boolean granted = request.key().mode() == Mode.PERMIT ? index < request.permits() : blocker == null;
+        boolean refused = false;
         if (granted) {
+            long nodeSession;
+            long attempt;
+            synchronized (node) {
+                nodeSession = node.session;
+                attempt = node.attemptNanos;
+            }
+            refused = !grantable(nodeSession, attempt, request.leaseMillis());
+        }
+        if (granted && !refused) {
             synchronized (node) {
                 if (node.abandoned) {
                     return CompletableFuture.completedFuture(AcquireResult.busy(-1));
@@ -426,12 +538,23 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                 return CompletableFuture.completedFuture(AcquireResult.granted(node.czxid));
             }
         }
+        if (!granted && queue.get(index).downgrade()) {
+            // The write entry it downgrades from is gone: it would wait behind writers that wait for it.
+            synchronized (node) {
+                node.state = Node.State.ENDED;
+            }
+            nodes.remove(node.owner, node);
+            return deleteNode(node).thenApply(deleted -> {
+                throw new LockBackendException("the write hold on '" + node.key.name()
+                        + "' to downgrade from is gone; the read hold was not taken");
+            });
+        }
         if (!request.waiting()) {
             synchronized (node) {
                 node.state = Node.State.ENDED;
             }
             nodes.remove(node.owner, node);
-            return deleteNode(node, false).thenApply(deleted -> AcquireResult.busy(-1));
+            return deleteNode(node).thenApply(deleted -> AcquireResult.busy(-1));
         }
         String watch;
         synchronized (node) {
@@ -439,7 +562,10 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                 return CompletableFuture.completedFuture(AcquireResult.busy(-1));
             }
             node.state = Node.State.WAITING;
-            if (request.key().mode() == Mode.PERMIT) {
+            if (refused) {
+                node.ahead = null;
+                node.watching = null; // first in line: only the session is in question, ask again soon
+            } else if (request.key().mode() == Mode.PERMIT) {
                 Set<Long> ahead = ConcurrentHashMap.newKeySet();
                 for (int i = 0; i < index; i++) {
                     ahead.add(queue.get(i).sequence());
@@ -453,7 +579,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             addWaiter(node);
         }
         if (watch == null) {
-            return CompletableFuture.completedFuture(AcquireResult.busy(-1));
+            return CompletableFuture.completedFuture(AcquireResult.busy(refused ? REFUSED_RETRY_MS : -1));
         }
         return getData(watch, nodeWatcher).thenCompose(event -> switch (code(event)) {
             case OK -> CompletableFuture.completedFuture(AcquireResult.busy(-1));
@@ -463,37 +589,6 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                         : CompletableFuture.completedFuture(AcquireResult.busy(0));
             default -> throw failure(event);
         });
-    }
-
-    /** The entry this one waits for, or null when nothing blocks it (semaphores: see the caller). */
-    private static Entry blocker(AcquireRequest request, List<Entry> queue, int index) {
-        switch (request.key().mode()) {
-            case FAIR, WRITE -> {
-                return index == 0 ? null : queue.get(index - 1);
-            }
-            case READ -> {
-                int limit = index;
-                String downgradeFrom = request.downgradeFrom();
-                if (downgradeFrom != null) {
-                    for (int i = 0; i < index; i++) {
-                        Entry e = queue.get(i);
-                        if (e.mode() == Mode.WRITE && e.owner().equals(downgradeFrom)) {
-                            limit = i; // writers queued behind the downgrading one do not block it
-                            break;
-                        }
-                    }
-                }
-                for (int i = limit - 1; i >= 0; i--) {
-                    if (queue.get(i).mode() == Mode.WRITE) {
-                        return queue.get(i);
-                    }
-                }
-                return null;
-            }
-            default -> {
-                return null;
-            }
-        }
     }
 
     private static List<Entry> sortedEntries(List<String> children) {
@@ -508,9 +603,16 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         return entries;
     }
 
-    /** Marks a node held and starts its lease clock. Called under the node's monitor. */
+    /**
+     * Marks a node held, starts its lease clock and arms the watch that notices its deletion by someone
+     * else (at the grant, so a force-release at any time is noticed). Called under the node's monitor.
+     */
     private void hold(Node node, long leaseMillis) {
         node.state = Node.State.HELD;
+        if (!node.watched) {
+            node.watched = true;
+            watchHold(node);
+        }
         node.leaseMillis = leaseMillis;
         node.expiresAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         if (!node.timerArmed) {
@@ -542,7 +644,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         }
         nodes.remove(node.owner, node);
         watchedHolds.remove(node.path, node);
-        deleteNode(node, true).exceptionally(error -> {
+        deleteNode(node).exceptionally(error -> {
             stale.add(node);
             return false;
         });
@@ -568,9 +670,11 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                 return;
             }
             node.state = Node.State.ENDED;
+            node.watched = false;
             removeWaiter(node);
         }
         nodes.remove(node.owner, node);
+        watchedHolds.remove(node.resource, node);
     }
 
     // ---- release, cancel, renew
@@ -595,7 +699,17 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             return CompletableFuture.completedFuture(false); // a create in flight deletes its node on arrival
         }
         watchedHolds.remove(path, node);
-        return deleteNode(node, false).thenApply(deleted -> deleted && held);
+        return deleteNode(node)
+                .whenComplete((deleted, error) -> {
+                    if (error != null) {
+                        // Not deleted (the connection was lost at that moment): the node would outlive the
+                        // release for as long as the session lives. The engine retries the release, which
+                        // finds the node again; a reconnection in the same session deletes it too.
+                        nodes.putIfAbsent(owner, node);
+                        stale.add(node);
+                    }
+                })
+                .thenApply(deleted -> deleted && held);
     }
 
     @Override
@@ -640,7 +754,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         for (Node node : givenUp) {
             nodes.remove(node.owner, node);
             watchedHolds.remove(node.path, node);
-            deleteQuietly(node, true); // harmless for a node of a dead session; else retried on reconnect
+            deleteQuietly(node); // harmless for a node of a dead session; else retried on reconnect
         }
         return CompletableFuture.completedFuture(lost);
     }
@@ -708,14 +822,21 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
 
     // ---- wake-ups
 
-    /** The listeners of one resource, and for semaphores the persistent watch they share. */
+    /**
+     * The listeners of one resource, and for semaphores the persistent watch they share. {@code watchSet}
+     * (guarded by {@link #interests}) turns true when the server confirmed the watch of {@code watch}.
+     */
     private static final class Interest {
         final List<WakeListener> listeners = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> watch;
+        boolean watchSet;
     }
 
     @Override
     public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the ZooKeeper backend is closed"));
+        }
         String resource = NodeLayout.resourcePath(key);
         boolean semaphore = key.mode() == Mode.PERMIT;
         CompletableFuture<Void> live;
@@ -727,47 +848,88 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             }
             live = semaphore ? interest.watch : CompletableFuture.completedFuture(null);
         }
-        Subscription subscription = () -> unsubscribe(resource, listener, semaphore);
-        return live.handle((ok, error) -> {
+        Subscription subscription = () -> unsubscribe(resource, listener);
+        if (live.isDone() && !live.isCompletedExceptionally()) {
+            return CompletableFuture.completedFuture(subscription);
+        }
+        // Bounded by the operation timeout: a subscription nobody waits for any more is cancelled here,
+        // and a watch the server sets after that is removed again (addPermitWatch).
+        CompletableFuture<Subscription> result = new CompletableFuture<>();
+        live.whenComplete((ok, error) -> {
             if (error != null) {
                 subscription.cancel();
-                throw error instanceof RuntimeException e ? e : new LockBackendException(error.toString(), error);
+                result.completeExceptionally(
+                        error instanceof RuntimeException e ? e : new LockBackendException(error.toString(), error));
+            } else if (!result.complete(subscription)) {
+                subscription.cancel();
             }
-            return subscription;
         });
+        timer.schedule(
+                () -> {
+                    if (result.completeExceptionally(new LockBackendException("ZooKeeper: the watch on '" + key.name()
+                            + "' was not set within " + operationTimeoutMs + " ms"))) {
+                        subscription.cancel();
+                    }
+                },
+                operationTimeoutMs,
+                TimeUnit.MILLISECONDS);
+        return result;
     }
 
+    /** Adds a semaphore's persistent watch; if nobody wants it any more when the server set it, removes it. */
     private CompletableFuture<Void> addPermitWatch(String resource) {
-        return Background.run(cb -> client.watchers()
+        CompletableFuture<Void> watch = new CompletableFuture<>();
+        Background.run(cb -> client.watchers()
                         .add()
                         .withMode(AddWatchMode.PERSISTENT_RECURSIVE)
                         .inBackground(cb)
                         .usingWatcher(permitWatcher)
                         .forPath(resource))
-                .thenApply(event -> {
-                    if (code(event) != KeeperException.Code.OK) {
-                        throw failure(event);
+                .whenComplete((event, error) -> {
+                    Throwable failed =
+                            error != null ? error : code(event) != KeeperException.Code.OK ? failure(event) : null;
+                    boolean unwanted;
+                    synchronized (interests) {
+                        Interest interest = interests.get(resource);
+                        boolean wanted = !closed && interest != null && interest.watch == watch;
+                        if (wanted && failed == null) {
+                            interest.watchSet = true;
+                        }
+                        // One registration per path and watcher: a newer interest's watch is the same one.
+                        unwanted = failed == null && !wanted && (interest == null || interest.watch == null);
                     }
-                    return null;
+                    if (unwanted) {
+                        removePermitWatch(resource);
+                    }
+                    if (failed != null) {
+                        watch.completeExceptionally(failed);
+                    } else {
+                        watch.complete(null);
+                    }
                 });
+        return watch;
     }
 
-    private void unsubscribe(String resource, WakeListener listener, boolean semaphore) {
-        boolean removeWatch = false;
+    private void removePermitWatch(String resource) {
+        Background.run(cb -> client.watchers()
+                .remove(permitWatcher)
+                .ofType(Watcher.WatcherType.Any)
+                .inBackground(cb)
+                .forPath(resource));
+    }
+
+    private void unsubscribe(String resource, WakeListener listener) {
+        boolean removeWatch;
         synchronized (interests) {
             Interest interest = interests.get(resource);
             if (interest == null || !interest.listeners.remove(listener) || !interest.listeners.isEmpty()) {
                 return;
             }
             interests.remove(resource);
-            removeWatch = semaphore && interest.watch != null;
+            removeWatch = interest.watchSet; // else a watch still on its way is removed when it is set
         }
         if (removeWatch && !closed) {
-            Background.run(cb -> client.watchers()
-                    .remove(permitWatcher)
-                    .ofType(Watcher.WatcherType.Any)
-                    .inBackground(cb)
-                    .forPath(resource));
+            removePermitWatch(resource);
         }
     }
 
@@ -861,7 +1023,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         }
         stale.removeIf(node -> node.session == deadSession);
         for (Node node : orphans) {
-            deleteNode(node, true).exceptionally(error -> {
+            deleteNode(node).exceptionally(error -> {
                 stale.add(node);
                 return false;
             });
@@ -896,7 +1058,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         for (Node node : stale) {
             stale.remove(node);
             if (node.session == currentSession) {
-                deleteNode(node, true).exceptionally(error -> {
+                deleteNode(node).exceptionally(error -> {
                     stale.add(node);
                     return false;
                 });
@@ -906,6 +1068,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             synchronized (interests) {
                 for (var e : interests.entrySet()) {
                     if (e.getValue().watch != null) {
+                        e.getValue().watchSet = false;
                         e.getValue().watch = addPermitWatch(e.getKey());
                     }
                 }
@@ -949,7 +1112,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                 node.czxid = event.getStat().getCzxid();
                 node.session = current;
             }
-            return deleteNode(node, true);
+            return deleteNode(node);
         });
     }
 
@@ -972,23 +1135,21 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
     // ---- deleting
 
     /** Deletes an acquisition's node; true if it existed. */
-    private CompletableFuture<Boolean> deleteNode(Node node, boolean verify) {
+    private CompletableFuture<Boolean> deleteNode(Node node) {
         String path;
-        long czxid;
         long owner;
         synchronized (node) {
             path = node.path;
-            czxid = node.czxid;
             owner = node.session;
         }
         if (path == null) {
             return CompletableFuture.completedFuture(false);
         }
-        return node.exclusive() ? deleteHolder(path, czxid, owner, verify) : deleteEntry(path);
+        return node.exclusive() ? holders.delete(path, node.owner, owner) : deleteEntry(path);
     }
 
-    private void deleteQuietly(Node node, boolean verify) {
-        deleteNode(node, verify).exceptionally(error -> {
+    private void deleteQuietly(Node node) {
+        deleteNode(node).exceptionally(error -> {
             stale.add(node);
             return false;
         });
@@ -1010,57 +1171,6 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
 
     private void deleteEntryQuietly(String path) {
         deleteEntry(path).exceptionally(error -> false);
-    }
-
-    /**
-     * The exclusive node has a fixed path that the next holder reuses, so it is deleted only through the
-     * handle of the session that created it, never retried in another one; with {@code verify} the node's
-     * czxid is checked first (for deletes that are not on the release path).
-     */
-    private CompletableFuture<Boolean> deleteHolder(String path, long czxid, long ownerSession, boolean verify) {
-        ZooKeeper zk = rawHandle();
-        if (zk == null || zk.getSessionId() != ownerSession) {
-            return CompletableFuture.completedFuture(false); // gone with its session
-        }
-        String full = ZKPaths.fixForNamespace(client.getNamespace(), path);
-        CompletableFuture<Boolean> result = new CompletableFuture<>();
-        Runnable delete = () -> zk.delete(full, -1, (rc, p, ctx) -> complete(result, rc, p), null);
-        if (!verify) {
-            delete.run();
-            return result;
-        }
-        zk.exists(
-                full,
-                false,
-                (rc, p, ctx, stat) -> {
-                    if (rc == KeeperException.Code.OK.intValue() && stat.getCzxid() == czxid) {
-                        delete.run();
-                    } else {
-                        complete(
-                                result,
-                                rc == KeeperException.Code.OK.intValue() ? KeeperException.Code.NONODE.intValue() : rc,
-                                p);
-                    }
-                },
-                null);
-        return result;
-    }
-
-    private static void complete(CompletableFuture<Boolean> result, int rc, String path) {
-        KeeperException.Code code = KeeperException.Code.get(rc);
-        switch (code) {
-            case OK -> result.complete(true);
-            case NONODE, SESSIONEXPIRED -> result.complete(false); // a dead session took its nodes along
-            default -> result.completeExceptionally(KeeperException.create(code, path));
-        }
-    }
-
-    private ZooKeeper rawHandle() {
-        try {
-            return client.getZookeeperClient().getZooKeeper();
-        } catch (Exception e) {
-            return null;
-        }
     }
 
     // ---- describe, list, force release
@@ -1129,8 +1239,8 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             boolean holds =
                     switch (e.mode()) {
                         case FAIR -> live == 0;
-                        case WRITE -> live == 0;
-                        case READ -> !writerSeen;
+                        case WRITE -> live == 0 && !QueueRules.downgradeBeside(entries, e);
+                        case READ -> !writerSeen || e.downgrade();
                         case PERMIT -> live < data.permits();
                         default -> false;
                     };
@@ -1163,6 +1273,9 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                 }
                 List<CompletableFuture<LockInfo>> infos = new ArrayList<>();
                 for (String segment : event.getChildren()) {
+                    if (NodeLayout.isGuard(segment)) {
+                        continue;
+                    }
                     boolean complete = NodeLayout.isComplete(segment);
                     String name = complete ? NodeLayout.readablePart(segment) : null;
                     if (complete && !name.startsWith(prefix)) {
@@ -1199,7 +1312,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         String resource = NodeLayout.resourcePath(key);
         CompletableFuture<Boolean> removed;
         if (key.mode() == Mode.EXCLUSIVE) {
-            removed = plainDelete(resource);
+            removed = holders.forceDelete(resource);
         } else {
             removed = getChildren(resource).thenCompose(event -> {
                 if (code(event) == KeeperException.Code.NONODE) {
@@ -1210,7 +1323,7 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
                 }
                 List<CompletableFuture<Boolean>> deletes = new ArrayList<>();
                 for (String child : event.getChildren()) {
-                    deletes.add(plainDelete(resource + "/" + child));
+                    deletes.add(Background.delete(client, resource + "/" + child));
                 }
                 return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new))
                         .thenApply(done -> deletes.stream().anyMatch(CompletableFuture::join));
@@ -1225,15 +1338,6 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
             wake(resource, null);
             return any;
         });
-    }
-
-    private CompletableFuture<Boolean> plainDelete(String path) {
-        return Background.run(cb -> client.delete().inBackground(cb).forPath(path))
-                .thenApply(event -> switch (code(event)) {
-                    case OK -> true;
-                    case NONODE -> false;
-                    default -> throw failure(event);
-                });
     }
 
     // ---- requests
@@ -1291,13 +1395,8 @@ final class ZooKeeperBackend implements LockBackend, SessionTracker.Callbacks {
         }
         synchronized (interests) {
             for (var e : interests.entrySet()) {
-                if (e.getValue().watch != null) {
-                    String resource = e.getKey();
-                    Background.run(cb -> client.watchers()
-                            .remove(permitWatcher)
-                            .ofType(Watcher.WatcherType.Any)
-                            .inBackground(cb)
-                            .forPath(resource));
+                if (e.getValue().watchSet) {
+                    removePermitWatch(e.getKey());
                 }
             }
             interests.clear();

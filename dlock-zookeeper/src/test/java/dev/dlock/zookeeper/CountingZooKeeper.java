@@ -26,6 +26,8 @@ final class CountingZooKeeper extends ZooKeeper {
     static final class Counter {
         final AtomicInteger writes = new AtomicInteger();
         final AtomicInteger reads = new AtomicInteger();
+        /** Watches the server confirmed through the asynchronous {@code addWatch}. */
+        final AtomicInteger watchesSet = new AtomicInteger();
 
         int requests() {
             return writes.get() + reads.get();
@@ -74,6 +76,11 @@ final class CountingZooKeeper extends ZooKeeper {
                 return new CountingZooKeeper(connectString, sessionTimeout, watcher, readOnly, config, counter);
             }
         };
+    }
+
+    /** The paths of the persistent recursive watches this handle holds (for leak checks). */
+    List<String> persistentRecursiveWatchPaths() {
+        return getPersistentRecursiveWatches();
     }
 
     private Counter enter(boolean write) {
@@ -428,7 +435,13 @@ final class CountingZooKeeper extends ZooKeeper {
             String basePath, Watcher watcher, AddWatchMode mode, AsyncCallback.VoidCallback cb, Object ctx) {
         Counter c = enter(false);
         try {
-            super.addWatch(basePath, watcher, mode, cb, ctx);
+            AsyncCallback.VoidCallback counting = (rc, path, context) -> {
+                if (rc == KeeperException.Code.OK.intValue()) {
+                    counter.watchesSet.incrementAndGet();
+                }
+                cb.processResult(rc, path, context);
+            };
+            super.addWatch(basePath, watcher, mode, counting, ctx);
         } finally {
             exit(c);
         }

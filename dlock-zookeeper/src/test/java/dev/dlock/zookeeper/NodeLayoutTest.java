@@ -75,4 +75,34 @@ class NodeLayoutTest {
         assertThat(NodeLayout.resourcePath(key)).isEqualTo("/ns/rw/x");
         assertThat(NodeLayout.kindDir("..", "lock")).isEqualTo("/%2E./lock");
     }
+
+    @Test
+    void downgradeEntriesNameTheWriteEntryTheyCameFrom() {
+        LockKey key = new LockKey("ns", "x", Mode.READ);
+        String owner = "123@host-a#abcdef0123";
+        String created = NodeLayout.downgradePathPrefix(key, owner, 7) + "0000000042";
+        NodeLayout.Entry e = NodeLayout.Entry.parse(created.substring(created.lastIndexOf('/') + 1));
+        assertThat(e.mode()).isEqualTo(Mode.READ);
+        assertThat(e.owner()).isEqualTo(owner);
+        assertThat(e.sequence()).isEqualTo(42);
+        assertThat(e.downgrade()).isTrue();
+        assertThat(e.downgradeOf()).isEqualTo(7);
+        String plain = NodeLayout.entryPathPrefix(key, owner) + "0000000043";
+        assertThat(NodeLayout.Entry.parse(plain.substring(plain.lastIndexOf('/') + 1))
+                        .downgrade())
+                .isFalse();
+        assertThat(NodeLayout.Entry.parse("d-12-owner-0000000001")).isNull();
+    }
+
+    @Test
+    void guardsAreSiblingsNoNameCanBe() {
+        String holder = NodeLayout.resourcePath(new LockKey("ns", "a!b", Mode.EXCLUSIVE));
+        assertThat(holder).isEqualTo("/ns/lock/a%21b");
+        String guard = NodeLayout.guardPath(holder, "1@h#f");
+        assertThat(guard).isEqualTo("/ns/lock/a%21b!1%40h%23f");
+        PathUtils.validatePath(guard);
+        assertThat(NodeLayout.isGuard(guard.substring(guard.lastIndexOf('/') + 1)))
+                .isTrue();
+        assertThat(NodeLayout.isGuard("a%21b")).isFalse();
+    }
 }

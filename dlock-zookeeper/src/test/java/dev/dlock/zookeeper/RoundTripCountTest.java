@@ -100,11 +100,13 @@ class RoundTripCountTest {
     }
 
     @Test
-    void exclusiveLockTakesTwoRoundTripsAndCuratorsMutexThree() throws Exception {
+    void exclusiveLockTakesThreeRequestsAndTwoWritesLikeCuratorsMutex() throws Exception {
+        // A transaction creating the node with its guard, the read that arms the hold's watch and gives
+        // the token, a transaction deleting both.
         int[] dlock = measure(
                 "dlock exclusive lock",
                 () -> client.lock("x").acquire(Duration.ofSeconds(5)).close());
-        assertThat(dlock).containsExactly(2, 2);
+        assertThat(dlock).containsExactly(3, 2);
 
         InterProcessMutex mutex = new InterProcessMutex(curator, "/curator/mutex");
         int[] curatorMutex = measure("Curator InterProcessMutex", () -> {
@@ -113,20 +115,21 @@ class RoundTripCountTest {
         });
         // Curator's figures are recorded for comparison; on a loaded machine its recipes occasionally
         // send more (retries), never fewer, so they are bounded from below only.
-        assertThat(curatorMutex[0]).isGreaterThanOrEqualTo(3).isGreaterThan(dlock[0]);
+        assertThat(curatorMutex[0]).isGreaterThanOrEqualTo(3).isGreaterThanOrEqualTo(dlock[0]);
         assertThat(curatorMutex[1]).isGreaterThanOrEqualTo(2);
     }
 
     @Test
-    void fairLockTakesThreeRoundTrips() throws Exception {
+    void fairLockTakesFourRequestsAndTwoWrites() throws Exception {
+        // create, getChildren, the exists that arms the hold's watch at the grant, delete
         int[] fair = measure(
                 "dlock fair lock",
                 () -> client.fairLock("f").acquire(Duration.ofSeconds(5)).close());
-        assertThat(fair).containsExactly(3, 2);
+        assertThat(fair).containsExactly(4, 2);
     }
 
     @Test
-    void readWriteLockTakesThreeRoundTripsEachSideLikeCurators() throws Exception {
+    void readWriteLockTakesFourRequestsAndTwoWritesEachSide() throws Exception {
         int[] read = measure("dlock read lock", () -> client.readWriteLock("rw")
                 .readLock()
                 .acquire(Duration.ofSeconds(5))
@@ -135,8 +138,8 @@ class RoundTripCountTest {
                 .writeLock()
                 .acquire(Duration.ofSeconds(5))
                 .close());
-        assertThat(read).containsExactly(3, 2);
-        assertThat(write).containsExactly(3, 2);
+        assertThat(read).containsExactly(4, 2);
+        assertThat(write).containsExactly(4, 2);
 
         InterProcessReadWriteLock rw = new InterProcessReadWriteLock(curator, "/curator/rw");
         int[] curatorRead = measure("Curator InterProcessReadWriteLock (read)", () -> {
@@ -156,7 +159,7 @@ class RoundTripCountTest {
         int[] sem = measure(
                 "dlock semaphore (3 permits)",
                 () -> client.semaphore("s", 3).acquire(Duration.ofSeconds(5)).close());
-        assertThat(sem).containsExactly(3, 2);
+        assertThat(sem).containsExactly(4, 2);
 
         InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(curator, "/curator/sem", 3);
         int[] curatorSem = measure("Curator InterProcessSemaphoreV2 (3 permits)", () -> {
@@ -168,7 +171,7 @@ class RoundTripCountTest {
     }
 
     @Test
-    void renewalSendsNothingButOneWatchPerLongHold() throws Exception {
+    void renewalSendsNothingAndTheSessionHeartbeatOneReadPerThirdOfTheTimeout() throws Exception {
         try (LockClient fast = LockClient.builder(ZooKeeperBackends.forCurator(curator))
                 .namespace("rt")
                 .leaseTime(Duration.ofMillis(600))
@@ -178,8 +181,9 @@ class RoundTripCountTest {
             Thread.sleep(2_000); // about six renewal periods
             assertThat(lease.isValid()).isTrue();
             assertThat(counter.requests())
-                    .as("renewals are answered from the session; only one exists watch is set on the hold")
-                    .isEqualTo(1);
+                    .as("renewals are answered from the session (the hold's watch was armed at the grant); the"
+                            + " session's heartbeat reads once per 10 s / 3")
+                    .isLessThanOrEqualTo(1);
             assertThat(counter.writes.get()).isZero();
             lease.close();
         }

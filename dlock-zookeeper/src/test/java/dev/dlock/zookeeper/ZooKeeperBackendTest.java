@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
@@ -113,10 +114,18 @@ class ZooKeeperBackendTest {
         LockBackend b = backend(curator);
         String path = NodeLayout.resourcePath(new LockKey(namespace, "lost-answer", Mode.EXCLUSIVE));
         // What a create that reached the server, but whose answer was lost, leaves behind:
-        curator.create()
-                .creatingParentContainersIfNeeded()
-                .withMode(CreateMode.EPHEMERAL)
-                .forPath(path, NodeLayout.data("owner-1", 1, "lost-answer"));
+        String guard = NodeLayout.guardPath(path, "owner-1");
+        curator.createContainers(ZKPaths.getPathAndNode(path).getPath());
+        curator.transaction()
+                .forOperations(
+                        curator.transactionOp()
+                                .create()
+                                .withMode(CreateMode.EPHEMERAL)
+                                .forPath(path, NodeLayout.data("owner-1", 1, "lost-answer")),
+                        curator.transactionOp()
+                                .create()
+                                .withMode(CreateMode.EPHEMERAL)
+                                .forPath(guard));
         Stat stat = curator.checkExists().forPath(path);
 
         AcquireResult result = attempt(b, Mode.EXCLUSIVE, "lost-answer", "owner-1");
@@ -127,6 +136,7 @@ class ZooKeeperBackendTest {
                         .get())
                 .isTrue();
         assertThat(curator.checkExists().forPath(path)).isNull();
+        assertThat(curator.checkExists().forPath(guard)).isNull();
     }
 
     @Test
@@ -176,6 +186,32 @@ class ZooKeeperBackendTest {
                     .as("%s has %d children", dir, count)
                     .isNegative();
             Thread.sleep(20);
+        }
+    }
+
+    // ---- a release after a force-release
+
+    @Test
+    void aReleaseAfterAForceReleaseNeverDeletesTheNextHoldersNode() throws Exception {
+        CuratorFramework curator = curator(null);
+        LockBackend old = backend(curator);
+        LockBackend next = backend(curator(null));
+        LockKey key = new LockKey(namespace, "guarded", Mode.EXCLUSIVE);
+        String path = NodeLayout.resourcePath(key);
+        for (int round = 0; round < 5; round++) {
+            assertThat(attempt(old, Mode.EXCLUSIVE, "guarded", "old-" + round).isGranted())
+                    .isTrue();
+            assertThat(next.forceRelease(key).toCompletableFuture().get()).isTrue();
+            AcquireResult taken = attempt(next, Mode.EXCLUSIVE, "guarded", "next-" + round);
+            assertThat(taken.isGranted()).isTrue();
+            // Sent at once: the old holder's watch may not have told it about the force-release yet.
+            assertThat(old.release(key, "old-" + round).toCompletableFuture().get())
+                    .isFalse();
+            Stat stat = curator.checkExists().forPath(path);
+            assertThat(stat).as("the next holder's node is still there").isNotNull();
+            assertThat(stat.getCzxid()).isEqualTo(taken.token());
+            assertThat(next.release(key, "next-" + round).toCompletableFuture().get())
+                    .isTrue();
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.dlock.spring;
+package dev.dlock.micrometer;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +21,8 @@ final class NamePatterns {
         List<Pattern> regexes = new ArrayList<>();
         for (String pattern : patterns) {
             if (pattern == null || pattern.isBlank()) {
-                throw new IllegalArgumentException("dlock.metrics.name-patterns must not contain an empty pattern");
+                throw new IllegalArgumentException(
+                        "name patterns must not contain an empty pattern (dlock.metrics.name-patterns in Spring Boot)");
             }
             kept.add(pattern);
             regexes.add(toRegex(pattern));

@@ -1,0 +1,381 @@
+package dev.dlock.chaos;
+
+import dev.dlock.chaos.History.Event;
+import dev.dlock.chaos.History.FaultRecord;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Reads one store's history and ledgers and computes the figures of the report.
+ *
+ * <ul>
+ *   <li><b>Stale fenced writes accepted</b> (must be 0): in the database's order of accepted fenced
+ *       writes to one row, a write whose token is lower than an earlier one, or equal to an earlier one
+ *       of another section (two grants with one token). <b>Fenced lost updates</b> (must be 0): accepted
+ *       fenced increments minus the final value.
+ *   <li><b>Unfenced control</b>: sections whose database-clock interval began while as many others as
+ *       the lock has permits were inside (overlaps), and unfenced increments minus the final value (lost
+ *       updates).
+ *   <li><b>Superseded leases</b>: a section still open (no release yet) when another client's grant of
+ *       the same exclusive lock arrived. Its next report after that grant decides: {@code lost} or {@code
+ *       told} = the holder was told before its next fenced step; {@code valid} (or a write of a section
+ *       that does not check again) = it was not, and the fenced step that followed was rejected (the fence caught it) or accepted (the successor had not written
+ *       yet). Each is attributed to the faults in effect on that client or the store during the section.
+ *   <li><b>Liveness</b>: after every moment all faults have healed, some grant must arrive within the
+ *       lease time plus the store's margin, unless the next fault came first; at the end, every lock must
+ *       be granted within that window.
+ * </ul>
+ *
+ * <p>Times are the controller's arrival times (one clock), except the unfenced intervals, which are the
+ * resource database's clock.
+ */
+final class Checker {
+    private final List<Event> events;
+    private final List<FaultRecord> faults;
+    private final Map<String, Ledger> ledgers;
+    private final long window;
+    private final long end;
+    private final Map<String, Section> sections = new LinkedHashMap<>();
+    private final List<String> failures = new ArrayList<>();
+
+    /** One critical section as the controller saw it. */
+    static final class Section {
+        final String id;
+        final int client;
+        final String lock;
+        final long token;
+        final long grantAt;
+        long endAt;
+        final List<Event> events = new ArrayList<>();
+
+        Section(Event grant, long end) {
+            this.id = grant.section();
+            this.client = grant.client();
+            this.lock = grant.lock();
+            this.token = grant.token();
+            this.grantAt = grant.at();
+            this.endAt = end;
+        }
+    }
+
+    Checker(List<Event> events, List<FaultRecord> faults, Map<String, Ledger> ledgers, long window, long end) {
+        this.events = events;
+        this.faults = faults;
+        this.ledgers = ledgers;
+        this.window = window;
+        this.end = end;
+        for (Event e : events) {
+            if (e.type().equals("hello")) {
+                // a client that says hello again was killed: its open sections ended at the kill
+                long at = e.at();
+                sections.values().stream()
+                        .filter(s -> s.client == e.client() && s.endAt == end)
+                        .forEach(s -> s.endAt = killTime(s.client, s.grantAt, at));
+            } else if (e.type().equals("grant")) {
+                sections.put(e.section(), new Section(e, end));
+            }
+            Section s = sections.get(e.section());
+            if (s != null) {
+                s.events.add(e);
+                if (e.type().startsWith("release")) {
+                    s.endAt = e.at();
+                }
+            }
+        }
+    }
+
+    private long killTime(int client, long after, long before) {
+        return faults.stream()
+                .filter(f -> f.fault() == Fault.KILL_CLIENT && f.client() == client)
+                .filter(f -> f.start() >= after && f.start() <= before)
+                .mapToLong(FaultRecord::start)
+                .min()
+                .orElse(before);
+    }
+
+    List<String> failures() {
+        return failures;
+    }
+
+    Map<String, Section> sections() {
+        return sections;
+    }
+
+    /** The faults in effect on the section's client or the store while it was open. */
+    Set<Fault> faultsDuring(Section s) {
+        Set<Fault> hit = new TreeSet<>();
+        for (FaultRecord f : faults) {
+            long fEnd = f.end() < 0 ? end : f.end();
+            if ((f.client() < 0 || f.client() == s.client) && f.start() <= s.endAt && fEnd >= s.grantAt) {
+                hit.add(f.fault());
+            }
+        }
+        return hit;
+    }
+
+    /** Computes every figure; failures of the hard targets are added to {@link #failures()}. */
+    Map<String, Object> figures() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Map<String, Long>> byFault = new TreeMap<>();
+        Map<String, Long> injected = new TreeMap<>();
+        for (FaultRecord f : faults) {
+            injected.merge(f.fault().id(), 1L, Long::sum);
+            faultRow(byFault, f.fault()).merge("injected", 1L, Long::sum);
+        }
+        out.put("fault_events", (long) faults.size());
+        out.put("faults", injected);
+        Map<String, Long> grantsByLock = new TreeMap<>();
+        Map<String, Long> grantsByClient = new TreeMap<>();
+        for (Section s : sections.values()) {
+            grantsByLock.merge(s.lock, 1L, Long::sum);
+            grantsByClient.merge("client " + s.client, 1L, Long::sum);
+            for (Fault f : faultsDuring(s)) {
+                faultRow(byFault, f).merge("sections", 1L, Long::sum);
+            }
+        }
+        out.put("critical_sections", (long) sections.size());
+        out.put("grants_by_lock", grantsByLock);
+        out.put("grants_by_client", grantsByClient);
+        out.put("fenced", fenced());
+        out.put("unfenced", unfenced(byFault));
+        out.put("superseded", superseded(byFault));
+        out.put("liveness", liveness());
+        out.put("by_fault", byFault);
+        return out;
+    }
+
+    private static Map<String, Long> faultRow(Map<String, Map<String, Long>> byFault, Fault f) {
+        return byFault.computeIfAbsent(f.id(), k -> new TreeMap<>());
+    }
+
+    private long count(String type) {
+        return events.stream().filter(e -> e.type().equals(type)).count();
+    }
+
+    private Map<String, Object> fenced() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("claims_accepted", count("claim_ok"));
+        out.put("claims_rejected_stale", count("claim_rejected"));
+        out.put("writes_accepted", count("write_ok"));
+        out.put("writes_rejected_stale", count("write_rejected"));
+        out.put("told_before_fenced_step", count("told"));
+        out.put("lost_signals", count("lost"));
+        long stale = 0;
+        long lost = 0;
+        for (Ledger l : ledgers.values()) {
+            if (l.permits() != 1) {
+                continue;
+            }
+            long max = Long.MIN_VALUE;
+            String maxSection = null;
+            for (Ledger.FencedWrite w : l.fenced()) {
+                if (w.token() < max || (w.token() == max && !w.section().equals(maxSection))) {
+                    stale++;
+                } else {
+                    max = w.token();
+                    maxSection = w.section();
+                }
+            }
+            lost += l.fenced().size() - l.fencedValue();
+        }
+        out.put("stale_writes_accepted", stale);
+        out.put("lost_updates", lost);
+        out.put("token_regressions", tokenRegressions());
+        if (stale > 0) {
+            failures.add(stale + " stale fenced write(s) accepted");
+        }
+        if (lost != 0) {
+            failures.add(lost + " fenced update(s) lost");
+        }
+        return out;
+    }
+
+    private long tokenRegressions() {
+        long regressions = 0;
+        Map<String, Long> max = new HashMap<>();
+        for (Section s : sections.values()) {
+            if (s.lock.equals("sem")) {
+                continue;
+            }
+            Long before = max.get(s.lock);
+            if (before != null && s.token <= before) {
+                regressions++;
+            }
+            max.merge(s.lock, s.token, Math::max);
+        }
+        return regressions;
+    }
+
+    private Map<String, Object> unfenced(Map<String, Map<String, Long>> byFault) {
+        long overlaps = 0;
+        long lost = 0;
+        for (Ledger l : ledgers.values()) {
+            List<Ledger.Interval> rows = new ArrayList<>(l.unfenced());
+            rows.sort(Comparator.comparingLong(Ledger.Interval::enter));
+            PriorityQueue<Long> open = new PriorityQueue<>();
+            for (Ledger.Interval r : rows) {
+                while (!open.isEmpty() && open.peek() <= r.enter()) {
+                    open.poll();
+                }
+                if (open.size() >= l.permits()) {
+                    overlaps++;
+                    attribute(byFault, r.section(), "unfenced_overlaps");
+                }
+                open.add(r.exit());
+            }
+            if (l.permits() == 1) {
+                lost += l.unfenced().size() - l.unfencedValue();
+                Map<Long, List<String>> byRead = new HashMap<>();
+                l.unfenced().forEach(r -> byRead.computeIfAbsent(r.readValue(), k -> new ArrayList<>())
+                        .add(r.section()));
+                byRead.values().stream()
+                        .filter(v -> v.size() > 1)
+                        .forEach(v -> v.forEach(sec -> attribute(byFault, sec, "unfenced_lost_updates")));
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("overlaps", overlaps);
+        out.put("lost_updates", lost);
+        return out;
+    }
+
+    private void attribute(Map<String, Map<String, Long>> byFault, String sectionId, String figure) {
+        Section s = sections.get(sectionId);
+        if (s != null) {
+            for (Fault f : faultsDuring(s)) {
+                faultRow(byFault, f).merge(figure, 1L, Long::sum);
+            }
+        }
+    }
+
+    private Map<String, Object> superseded(Map<String, Map<String, Long>> byFault) {
+        long told = 0;
+        long rejected = 0;
+        long accepted = 0;
+        long quiet = 0;
+        List<String> examples = new ArrayList<>();
+        List<Section> grants = new ArrayList<>(sections.values());
+        grants.sort(Comparator.comparingLong(s -> s.grantAt));
+        for (Section old : grants) {
+            if (old.lock.equals("sem")) {
+                continue;
+            }
+            Section next = grants.stream()
+                    .filter(g -> g.lock.equals(old.lock) && g.client != old.client)
+                    .filter(g -> g.grantAt > old.grantAt && g.grantAt < old.endAt)
+                    .findFirst()
+                    .orElse(null);
+            if (next == null) {
+                continue;
+            }
+            String verdict = null;
+            boolean sawValid = false;
+            for (Event e : old.events) {
+                if (e.at() <= next.grantAt) {
+                    continue;
+                }
+                String t = e.type();
+                if (!sawValid && (t.equals("lost") || t.equals("told"))) {
+                    verdict = "told";
+                    break;
+                }
+                if (t.equals("valid")) {
+                    sawValid = true;
+                } else if ((sawValid || e.detail().startsWith("unchecked")) && t.endsWith("_rejected")) {
+                    verdict = "rejected";
+                    break;
+                } else if ((sawValid || e.detail().startsWith("unchecked"))
+                        && (t.equals("claim_ok") || t.equals("write_ok"))) {
+                    verdict = "accepted";
+                    break;
+                }
+            }
+            if (verdict == null) {
+                quiet++;
+                continue;
+            }
+            switch (verdict) {
+                case "told" -> told++;
+                case "rejected" -> rejected++;
+                default -> accepted++;
+            }
+            if (!verdict.equals("told")) {
+                attribute(byFault, old.id, "not_told_" + verdict);
+                if (examples.size() < 20) {
+                    examples.add(old.lock + ": section " + old.id + " (token " + old.token + ") superseded by "
+                            + next.id + " (token " + next.token + ") at " + next.grantAt + " ms, fence " + verdict
+                            + ", faults " + faultsDuring(old));
+                }
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("told_before_next_fenced_step", told);
+        out.put("not_told_fence_rejected", rejected);
+        out.put("not_told_fence_accepted", accepted);
+        out.put("no_later_fenced_step", quiet);
+        out.put("not_told_examples", examples);
+        return out;
+    }
+
+    private Map<String, Object> liveness() {
+        List<long[]> spans = new ArrayList<>();
+        for (FaultRecord f : faults) {
+            spans.add(new long[] {f.start(), f.end() < 0 ? end : f.end()});
+        }
+        spans.sort(Comparator.comparingLong(a -> a[0]));
+        List<long[]> merged = new ArrayList<>();
+        for (long[] s : spans) {
+            if (!merged.isEmpty() && s[0] <= merged.get(merged.size() - 1)[1]) {
+                long[] last = merged.get(merged.size() - 1);
+                last[1] = Math.max(last[1], s[1]);
+            } else {
+                merged.add(new long[] {s[0], s[1]});
+            }
+        }
+        long checks = 0;
+        long failed = 0;
+        long maxGap = 0;
+        for (int i = 0; i < merged.size(); i++) {
+            long healed = merged.get(i)[1];
+            long nextFault = i + 1 < merged.size() ? merged.get(i + 1)[0] : Long.MAX_VALUE;
+            long firstGrant = sections.values().stream()
+                    .mapToLong(s -> s.grantAt)
+                    .filter(t -> t > healed)
+                    .min()
+                    .orElse(Long.MAX_VALUE);
+            if (firstGrant <= healed + window) {
+                checks++;
+                maxGap = Math.max(maxGap, firstGrant - healed);
+            } else if (nextFault >= healed + window && end >= healed + window) {
+                checks++;
+                failed++;
+                failures.add("no grant within " + window + " ms after the faults healed at " + healed + " ms");
+            }
+        }
+        long lastHeal = merged.isEmpty() ? 0 : merged.get(merged.size() - 1)[1];
+        List<String> starved = new ArrayList<>();
+        for (String lock : ledgers.keySet()) {
+            boolean granted = sections.values().stream()
+                    .anyMatch(s -> s.lock.equals(lock) && s.grantAt > lastHeal && s.grantAt <= lastHeal + window);
+            if (!granted) {
+                starved.add(lock);
+                failures.add("lock " + lock + " not granted within " + window + " ms after the last fault healed");
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("window_ms", window);
+        out.put("checks", checks);
+        out.put("failures", failed + starved.size());
+        out.put("max_ms_to_first_grant_after_heal", maxGap);
+        out.put("locks_not_granted_after_last_heal", starved);
+        return out;
+    }
+}

@@ -1,0 +1,339 @@
+package dev.dlock.chaos;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * The Redis stores: standalone (without persistence, or with {@code appendfsync always}), Sentinel (one
+ * master, two replicas, three Sentinels) and Cluster (three masters, no replicas).
+ *
+ * <p>Failure modes injected: a killed standalone server comes back empty (no persistence) or with every
+ * acknowledged write (fsync always); a killed or paused Sentinel master is failed over after 1 s and
+ * comes back as a master until the Sentinels demote it (a real split-brain window); a killed Cluster node
+ * takes the Cluster down ({@code cluster-require-full-coverage}) until it is back.
+ *
+ * <p>No clock fault: libfaketime cannot be preloaded into Debian's {@code redis-server}, whose jemalloc
+ * calls {@code clock_gettime} while libfaketime initialises ("Cannot recover from unexpected recursive
+ * calls to clock_gettime()"), so the server does not start.
+ */
+final class RedisStores {
+    private RedisStores() {}
+
+    static Store standalone(String host, Path dir, boolean fsyncAlways) {
+        String[] persistence = fsyncAlways
+                ? new String[] {"--appendonly", "yes", "--appendfsync", "always"}
+                : new String[] {"--appendonly", "no"};
+        return new Standalone(RedisProcess.server(host, dir, persistence));
+    }
+
+    static Store sentinel(String host, Path dir) {
+        return Sentinel.start(host, dir);
+    }
+
+    static Store cluster(String host, Path dir) {
+        return Cluster.start(host, dir);
+    }
+
+    static Store redlock(String host, Path dir) {
+        List<RedisProcess> masters = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                masters.add(RedisProcess.server(host, dir, "--appendonly", "yes", "--appendfsync", "always"));
+            }
+            return new Redlock(masters);
+        } catch (RuntimeException e) {
+            masters.forEach(RedisProcess::close);
+            throw e;
+        }
+    }
+
+    static long countLeftovers(RedisProcess node) {
+        String keys = node.call("--scan");
+        return keys.lines().filter(k -> !k.isBlank() && !k.endsWith(":t")).count();
+    }
+
+    static Store.Injection killAndRestart(RedisProcess node, Runnable afterRestart) {
+        node.kill();
+        return new Store.Injection(node.address(), () -> {
+            node.start();
+            afterRestart.run();
+        });
+    }
+
+    static Store.Injection pause(RedisProcess node) {
+        node.pause();
+        return new Store.Injection(node.address(), node::resume);
+    }
+
+    private record Standalone(RedisProcess server) implements Store {
+        @Override
+        public String clientUri() {
+            return "redis://" + server.address();
+        }
+
+        @Override
+        public long marginMillis() {
+            return 5_000;
+        }
+
+        @Override
+        public Set<Fault> faults() {
+            return EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE);
+        }
+
+        @Override
+        public Injection inject(Fault fault, Random random, long durationMillis) {
+            return switch (fault) {
+                case KILL_STORE -> killAndRestart(server, () -> {});
+                case PAUSE_STORE -> pause(server);
+                default -> throw new IllegalArgumentException(fault.id());
+            };
+        }
+
+        @Override
+        public long leftovers() {
+            return countLeftovers(server);
+        }
+
+        @Override
+        public void close() {
+            server.close();
+        }
+    }
+
+    private static final class Sentinel implements Store {
+        static final String MASTER = "chaosmaster";
+        private final List<RedisProcess> data = new ArrayList<>();
+        private final List<RedisProcess> sentinels = new ArrayList<>();
+
+        static Sentinel start(String host, Path dir) {
+            Sentinel s = new Sentinel();
+            try {
+                RedisProcess master = RedisProcess.server(host, dir, "--replica-announce-ip", host);
+                s.data.add(master);
+                for (int i = 0; i < 2; i++) {
+                    s.data.add(RedisProcess.server(
+                            host,
+                            dir,
+                            "--replica-announce-ip",
+                            host,
+                            "--replicaof",
+                            host,
+                            Integer.toString(master.port())));
+                }
+                Proc.await("the replicas did not sync", 30, () -> master.call("INFO", "replication")
+                        .contains("connected_slaves:2"));
+                for (int i = 0; i < 3; i++) {
+                    s.sentinels.add(RedisProcess.sentinel(host, dir, master, MASTER));
+                }
+                Proc.await("the Sentinels did not discover each other and the replicas", 30, () -> {
+                    for (RedisProcess sentinel : s.sentinels) {
+                        String info = sentinel.call("SENTINEL", "MASTER", MASTER);
+                        if (!info.contains("num-slaves\n2") || !info.contains("num-other-sentinels\n2")) {
+                            return false;
+                        }
+                    }
+                    return true;
+                });
+                return s;
+            } catch (RuntimeException e) {
+                s.close();
+                throw e;
+            }
+        }
+
+        RedisProcess master() {
+            for (RedisProcess sentinel : sentinels) {
+                try {
+                    String[] reply = sentinel.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER)
+                            .strip()
+                            .split("\n");
+                    int port = Integer.parseInt(reply[1].strip());
+                    for (RedisProcess p : data) {
+                        if (p.port() == port) {
+                            return p;
+                        }
+                    }
+                } catch (RuntimeException tryNext) {
+                    // a paused Sentinel does not answer
+                }
+            }
+            throw new IllegalStateException("no Sentinel names a master");
+        }
+
+        @Override
+        public String clientUri() {
+            StringBuilder b = new StringBuilder("redis-sentinel://");
+            for (int i = 0; i < sentinels.size(); i++) {
+                b.append(i == 0 ? "" : ",").append(sentinels.get(i).address());
+            }
+            return b.append('#').append(MASTER).toString();
+        }
+
+        @Override
+        public long marginMillis() {
+            return 12_000;
+        }
+
+        @Override
+        public Set<Fault> faults() {
+            return EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE, Fault.FAILOVER);
+        }
+
+        @Override
+        public Injection inject(Fault fault, Random random, long durationMillis) {
+            RedisProcess master = master();
+            return switch (fault) {
+                case KILL_STORE -> killAndRestart(master, () -> {});
+                case PAUSE_STORE -> pause(master);
+                case FAILOVER -> {
+                    sentinels.get(random.nextInt(sentinels.size())).call("SENTINEL", "FAILOVER", MASTER);
+                    yield new Injection(master.address(), () -> {});
+                }
+                default -> throw new IllegalArgumentException(fault.id());
+            };
+        }
+
+        @Override
+        public long leftovers() {
+            return countLeftovers(master());
+        }
+
+        @Override
+        public void close() {
+            sentinels.forEach(RedisProcess::close);
+            data.forEach(RedisProcess::close);
+        }
+    }
+
+    /** Redlock over three independent masters with {@code appendfsync always}; one is hit at a time. */
+    private record Redlock(List<RedisProcess> masters) implements Store {
+        /** Redlock offers no semaphore (a majority per permit is not safe; see dlock-redlock.md). */
+        @Override
+        public List<String> locks() {
+            return List.of("x", "rw");
+        }
+
+        @Override
+        public String clientUri() {
+            StringBuilder b = new StringBuilder("redlock://");
+            for (int i = 0; i < masters.size(); i++) {
+                b.append(i == 0 ? "" : ",").append(masters.get(i).address());
+            }
+            return b.toString();
+        }
+
+        @Override
+        public long marginMillis() {
+            return 8_000;
+        }
+
+        @Override
+        public Set<Fault> faults() {
+            return EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE);
+        }
+
+        @Override
+        public Injection inject(Fault fault, Random random, long durationMillis) {
+            RedisProcess node = masters.get(random.nextInt(masters.size()));
+            return switch (fault) {
+                case KILL_STORE -> killAndRestart(node, () -> {});
+                case PAUSE_STORE -> pause(node);
+                default -> throw new IllegalArgumentException(fault.id());
+            };
+        }
+
+        @Override
+        public long leftovers() {
+            return masters.stream().mapToLong(RedisStores::countLeftovers).sum();
+        }
+
+        @Override
+        public void close() {
+            masters.forEach(RedisProcess::close);
+        }
+    }
+
+    private static final class Cluster implements Store {
+        private final List<RedisProcess> nodes = new ArrayList<>();
+
+        static Cluster start(String host, Path dir) {
+            Cluster c = new Cluster();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    c.nodes.add(RedisProcess.server(
+                            host,
+                            dir,
+                            "--cluster-enabled",
+                            "yes",
+                            "--cluster-config-file",
+                            "nodes.conf",
+                            "--cluster-node-timeout",
+                            "2000",
+                            "--cluster-announce-ip",
+                            host));
+                }
+                List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
+                c.nodes.forEach(n -> create.add(n.address()));
+                create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+                Proc.run(60, create);
+                c.awaitHealthy();
+                return c;
+            } catch (RuntimeException e) {
+                c.close();
+                throw e;
+            }
+        }
+
+        void awaitHealthy() {
+            Proc.await("the Cluster did not become healthy", 30, () -> nodes.stream()
+                    .allMatch(n -> {
+                        String info = n.call("CLUSTER", "INFO");
+                        return info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3");
+                    }));
+        }
+
+        @Override
+        public String clientUri() {
+            StringBuilder b = new StringBuilder("redis-cluster://");
+            for (int i = 0; i < nodes.size(); i++) {
+                b.append(i == 0 ? "" : ",").append(nodes.get(i).address());
+            }
+            return b.toString();
+        }
+
+        @Override
+        public long marginMillis() {
+            return 12_000;
+        }
+
+        @Override
+        public Set<Fault> faults() {
+            return EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE);
+        }
+
+        @Override
+        public Injection inject(Fault fault, Random random, long durationMillis) {
+            RedisProcess node = nodes.get(random.nextInt(nodes.size()));
+            return switch (fault) {
+                case KILL_STORE -> killAndRestart(node, () -> {});
+                case PAUSE_STORE -> pause(node);
+                default -> throw new IllegalArgumentException(fault.id());
+            };
+        }
+
+        @Override
+        public long leftovers() {
+            return nodes.stream().mapToLong(RedisStores::countLeftovers).sum();
+        }
+
+        @Override
+        public void close() {
+            nodes.forEach(RedisProcess::close);
+        }
+    }
+}

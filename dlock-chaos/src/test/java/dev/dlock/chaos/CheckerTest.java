@@ -1,0 +1,194 @@
+package dev.dlock.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dlock.chaos.History.Event;
+import dev.dlock.chaos.History.FaultRecord;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The checker on small made-up histories: each figure moves when its anomaly is present. */
+class CheckerTest {
+    private final List<Event> events = new ArrayList<>();
+    private final List<FaultRecord> faults = new ArrayList<>();
+    private final Map<String, Ledger> ledgers = new LinkedHashMap<>();
+
+    private void event(long at, int client, String type, String lock, String section, long token) {
+        events.add(new Event(at, client, type, lock, section, token, "", at, at * 1_000_000));
+    }
+
+    /** A clean section of {@code lock} from {@code at} to {@code at + 50}, with both fenced steps. */
+    private void section(long at, int client, String lock, String section, long token) {
+        event(at, client, "grant", lock, section, token);
+        event(at + 1, client, "valid", lock, section, token);
+        event(at + 2, client, "claim_ok", lock, section, token);
+        event(at + 40, client, "valid", lock, section, token);
+        event(at + 41, client, "write_ok", lock, section, token);
+        event(at + 50, client, "release", lock, section, token);
+    }
+
+    private void grantsOfEveryLockAt(long at) {
+        section(at, 1, "x", "1.x" + at, at);
+        section(at, 2, "rw", "2.rw" + at, at);
+        event(at, 3, "grant", "sem", "3.sem" + at, at);
+        event(at + 10, 3, "release", "sem", "3.sem" + at, at);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static long figure(Map<String, Object> figures, String group, String name) {
+        return ((Number) ((Map<String, Object>) figures.get(group)).get(name)).longValue();
+    }
+
+    private Checker checker(long end) {
+        for (String lock : List.of("x", "rw", "sem")) {
+            ledgers.putIfAbsent(lock, new Ledger(lock, 0, 0, List.of(), List.of()));
+        }
+        return new Checker(events, faults, ledgers, 5_000, end);
+    }
+
+    @Test
+    void aCleanHistoryPasses() {
+        grantsOfEveryLockAt(100);
+        ledgers.put(
+                "x",
+                new Ledger(
+                        "x",
+                        1,
+                        1,
+                        List.of(new Ledger.FencedWrite(100, "1.x100")),
+                        List.of(new Ledger.Interval("1.x100", 0, 10, 0))));
+        Checker checker = checker(1_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(checker.failures()).isEmpty();
+        assertThat(figure(figures, "fenced", "stale_writes_accepted")).isZero();
+        assertThat(figure(figures, "fenced", "writes_accepted")).isEqualTo(2);
+        assertThat(figure(figures, "unfenced", "overlaps")).isZero();
+    }
+
+    @Test
+    void aLowerOrDuplicateTokenAcceptedAfterAHigherOneIsStale() {
+        grantsOfEveryLockAt(100);
+        ledgers.put(
+                "x",
+                new Ledger(
+                        "x",
+                        3,
+                        0,
+                        List.of(
+                                new Ledger.FencedWrite(10, "a"),
+                                new Ledger.FencedWrite(12, "b"),
+                                new Ledger.FencedWrite(11, "c"),
+                                new Ledger.FencedWrite(12, "d")),
+                        List.of()));
+        Checker checker = checker(1_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "fenced", "stale_writes_accepted")).isEqualTo(2);
+        assertThat(figure(figures, "fenced", "lost_updates")).isEqualTo(1);
+        assertThat(checker.failures()).anyMatch(f -> f.contains("stale fenced write"));
+        assertThat(checker.failures()).anyMatch(f -> f.contains("fenced update(s) lost"));
+    }
+
+    @Test
+    void unfencedOverlapsAndLostUpdatesAreCountedAndAttributed() {
+        grantsOfEveryLockAt(100);
+        section(200, 1, "x", "p", 1);
+        section(300, 2, "x", "q", 2);
+        faults.add(new FaultRecord(Fault.PAUSE_CLIENT, "client 1", 1, 210, 400));
+        ledgers.put(
+                "x",
+                new Ledger(
+                        "x",
+                        0,
+                        1,
+                        List.of(),
+                        List.of(new Ledger.Interval("q", 20, 30, 0), new Ledger.Interval("p", 10, 40, 0))));
+        ledgers.put(
+                "sem",
+                new Ledger(
+                        "sem",
+                        0,
+                        0,
+                        List.of(),
+                        List.of(
+                                new Ledger.Interval("s1", 0, 100, -1),
+                                new Ledger.Interval("s2", 10, 100, -1),
+                                new Ledger.Interval("s3", 20, 100, -1))));
+        Map<String, Object> figures = checker(2_000).figures();
+        assertThat(figure(figures, "unfenced", "overlaps")).isEqualTo(2);
+        assertThat(figure(figures, "unfenced", "lost_updates")).isEqualTo(1);
+        Map<String, Map<String, Long>> byFault = (Map<String, Map<String, Long>>) figures.get("by_fault");
+        assertThat(byFault.get("pause-client")).containsEntry("unfenced_lost_updates", 1L);
+    }
+
+    @Test
+    void aSupersededHolderIsToldOrCaughtByTheFence() {
+        grantsOfEveryLockAt(100);
+        // told: the lost signal comes before its next fenced step
+        event(1000, 1, "grant", "x", "old1", 5);
+        event(1200, 2, "grant", "x", "new1", 6);
+        event(1300, 1, "lost", "x", "old1", 5);
+        event(1301, 1, "told", "x", "old1", 5);
+        event(1400, 1, "release", "x", "old1", 5);
+        event(1401, 2, "release", "x", "new1", 6);
+        // not told, paused: its write is rejected by the fence
+        event(2000, 1, "grant", "x", "old2", 7);
+        event(2200, 2, "grant", "x", "new2", 8);
+        event(2300, 2, "claim_ok", "x", "new2", 8);
+        event(2400, 1, "valid", "x", "old2", 7);
+        event(2401, 1, "write_rejected", "x", "old2", 7);
+        event(2402, 1, "release", "x", "old2", 7);
+        event(2403, 2, "release", "x", "new2", 8);
+        faults.add(new FaultRecord(Fault.PAUSE_CLIENT, "client 1", 1, 2050, 2350));
+        // not told, and its claim is accepted before the successor wrote
+        event(3000, 1, "grant", "x", "old3", 9);
+        event(3200, 2, "grant", "x", "new3", 10);
+        event(3300, 1, "valid", "x", "old3", 9);
+        event(3301, 1, "claim_ok", "x", "old3", 9);
+        event(3400, 1, "release", "x", "old3", 9);
+        event(3401, 2, "release", "x", "new3", 10);
+        // not told, and a write made without a second check is rejected by the fence
+        events.add(new Event(4000, 1, "grant", "x", "old4", 11, "", 0, 0));
+        events.add(new Event(4200, 2, "grant", "x", "new4", 12, "", 0, 0));
+        events.add(new Event(4300, 1, "write_rejected", "x", "old4", 11, "unchecked 7", 0, 0));
+        events.add(new Event(4400, 1, "release", "x", "old4", 11, "", 0, 0));
+        events.add(new Event(4401, 2, "release", "x", "new4", 12, "", 0, 0));
+        Map<String, Object> figures = checker(10_000).figures();
+        assertThat(figure(figures, "superseded", "told_before_next_fenced_step"))
+                .isEqualTo(1);
+        assertThat(figure(figures, "superseded", "not_told_fence_rejected")).isEqualTo(2);
+        assertThat(figure(figures, "superseded", "not_told_fence_accepted")).isEqualTo(1);
+        Map<String, Map<String, Long>> byFault = (Map<String, Map<String, Long>>) figures.get("by_fault");
+        assertThat(byFault.get("pause-client")).containsEntry("not_told_rejected", 1L);
+    }
+
+    @Test
+    void noGrantAfterTheFaultsHealIsALivenessFailure() {
+        grantsOfEveryLockAt(100);
+        faults.add(new FaultRecord(Fault.KILL_STORE, "store", -1, 1_000, 2_000));
+        section(3_000, 1, "x", "late", 3_000);
+        Checker checker = checker(20_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "liveness", "failures")).isEqualTo(2);
+        assertThat(checker.failures())
+                .containsExactly(
+                        "lock rw not granted within 5000 ms after the last fault healed",
+                        "lock sem not granted within 5000 ms after the last fault healed");
+    }
+
+    @Test
+    void grantsSoonAfterEveryHealPass() {
+        grantsOfEveryLockAt(100);
+        faults.add(new FaultRecord(Fault.PARTITION, "client 2", 2, 1_000, 2_000));
+        faults.add(new FaultRecord(Fault.KILL_STORE, "store", -1, 1_500, 2_500));
+        grantsOfEveryLockAt(3_000);
+        Checker checker = checker(10_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(checker.failures()).isEmpty();
+        assertThat(figure(figures, "liveness", "checks")).isEqualTo(1);
+        assertThat(figure(figures, "liveness", "max_ms_to_first_grant_after_heal"))
+                .isEqualTo(500);
+    }
+}

@@ -1,0 +1,82 @@
+package dev.dlock.internal;
+
+import dev.dlock.LockListener;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * Delivers {@link LockListener} events off the engine's own threads.
+ *
+ * <p>Why: events happen on the renewal scheduler and on the store client's I/O threads. A listener that
+ * blocks there (a slow metrics exporter, a logger writing to a full disk) would delay renewal answers and
+ * cost leases. So events are handed to one listener thread per client, in the order they happened.
+ *
+ * <p>Bounds: the thread exists only while events are pending (it ends after one idle second), and at most
+ * {@link #CAPACITY} events wait; past that, new events are dropped and counted ({@link #dropped()}), so a
+ * listener that never returns costs memory bounded by the capacity and never a lease. A client with the
+ * default no-op listener pays nothing: no thread and no queue.
+ *
+ * <p>Exceptions thrown by the listener are swallowed: a listener must not break locking.
+ */
+final class ListenerEvents {
+    static final int CAPACITY = 10_000;
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    private final LockListener listener;
+    private final ThreadPoolExecutor executor;
+    private final AtomicLong dropped = new AtomicLong();
+
+    ListenerEvents(LockListener listener, boolean noOp) {
+        this.listener = listener;
+        if (noOp) {
+            executor = null;
+            return;
+        }
+        executor = new ThreadPoolExecutor(1, 1, 1, TimeUnit.SECONDS, new ArrayBlockingQueue<>(CAPACITY), r -> {
+            Thread t = new Thread(r, "dlock-listener-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        executor.allowCoreThreadTimeOut(true);
+        executor.setRejectedExecutionHandler((task, pool) -> dropped.incrementAndGet());
+    }
+
+    /** Queues one event for the listener; never blocks the calling thread. */
+    void fire(Consumer<LockListener> event) {
+        if (executor == null) {
+            return;
+        }
+        executor.execute(() -> {
+            try {
+                event.accept(listener);
+            } catch (RuntimeException ignored) {
+                // A listener must not break locking.
+            }
+        });
+    }
+
+    /** Events dropped because the listener fell {@link #CAPACITY} events behind. */
+    long dropped() {
+        return dropped.get();
+    }
+
+    /** Delivers what is queued for up to {@code nanos}, then stops the listener thread. */
+    void close(long nanos) {
+        if (executor == null) {
+            return;
+        }
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(nanos, TimeUnit.NANOSECONDS)) {
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,209 @@
+package dev.dlock.internal;
+
+import dev.dlock.LockBackendException;
+import dev.dlock.LockException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+
+/**
+ * Every store call of one client, each bounded by the operation timeout.
+ *
+ * <p>Design: calls not answered yet wait in one queue, oldest first. Every call has the same timeout, so
+ * the queue is in deadline order and one scheduler task, armed for the oldest deadline, serves them all:
+ * a store call costs no timer of its own. A call that times out fails its caller at once; its own stage is
+ * kept in view until the store answers it, so that {@code close()} can wait for the reactions to a late
+ * answer (releasing a late grant, cancelling a late subscription) while the backend is still open.
+ *
+ * <p>Failures become {@link LockBackendException} (a {@link LockException} from the backend passes as is).
+ */
+final class StoreCalls {
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final Duration operationTimeout;
+    private final long timeoutNanos;
+    /**
+     * Store calls not answered yet, oldest first: for the operation timeout, and so that close() lets them
+     * settle before it closes the backend. Answered entries are dropped lazily from the head.
+     */
+    private final ConcurrentLinkedQueue<Unanswered> unanswered = new ConcurrentLinkedQueue<>();
+    /** Timed-out calls whose store answer has not arrived yet ({@link #trackLateAnswer}). */
+    private final Set<CompletableFuture<?>> lateAnswers = ConcurrentHashMap.newKeySet();
+
+    private final AtomicBoolean expiryScheduled = new AtomicBoolean();
+
+    StoreCalls(ScheduledThreadPoolExecutor scheduler, Duration operationTimeout) {
+        this.scheduler = scheduler;
+        this.operationTimeout = operationTimeout;
+        this.timeoutNanos = operationTimeout.toNanos();
+    }
+
+    /**
+     * Runs one store operation bounded by the operation timeout. Failures become {@link
+     * LockBackendException}; a stage that completes late is ignored.
+     */
+    <T> CompletableFuture<T> call(String what, Supplier<? extends CompletionStage<T>> op) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        CompletableFuture<T> stage;
+        try {
+            stage = op.get().toCompletableFuture();
+        } catch (RuntimeException e) {
+            result.completeExceptionally(storeFailure(what, e));
+            return result;
+        }
+        if (stage.isDone()) {
+            stage.whenComplete((v, e) -> complete(result, what, v, e));
+            return result;
+        }
+        if (scheduler.isShutdown()) {
+            result.completeExceptionally(new LockException(what + ": the LockClient is closed"));
+            return result;
+        }
+        // Registered before the caller's own reactions, so it completes after them (dependents run last
+        // registered first): close() waits for it and so for the calls those reactions start.
+        CompletableFuture<?> settled = result.whenComplete((v, e) -> {});
+        unanswered.add(new Unanswered(result, settled, stage, what, System.nanoTime() + timeoutNanos));
+        stage.whenComplete((v, e) -> complete(result, what, v, e));
+        scheduleExpiry();
+        return result;
+    }
+
+    /**
+     * A store call waiting for its answer. Identity equality on purpose: {@link #unanswered} removes
+     * exactly this entry.
+     */
+    private static final class Unanswered {
+        final CompletableFuture<?> result;
+        final CompletableFuture<?> settled;
+        /** The backend's own stage, which may still complete after the timeout. */
+        final CompletableFuture<?> stage;
+
+        final String what;
+        final long deadlineNanos;
+
+        Unanswered(
+                CompletableFuture<?> result,
+                CompletableFuture<?> settled,
+                CompletableFuture<?> stage,
+                String what,
+                long deadlineNanos) {
+            this.result = result;
+            this.settled = settled;
+            this.stage = stage;
+            this.what = what;
+            this.deadlineNanos = deadlineNanos;
+        }
+    }
+
+    /**
+     * Makes sure one scheduler task runs when the oldest unanswered call's deadline passes. Every call
+     * has the same timeout, so the queue is in deadline order and one timer serves all of them: a store
+     * call costs no timer of its own (no scheduler wake-up per call).
+     */
+    private void scheduleExpiry() {
+        Unanswered oldest = oldestUnanswered();
+        if (oldest == null || !expiryScheduled.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            scheduler.schedule(this::expireUnanswered, oldest.deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            Unanswered u;
+            while ((u = unanswered.poll()) != null) {
+                u.result.completeExceptionally(new LockException(u.what + ": the LockClient is closed"));
+            }
+        }
+    }
+
+    /** Drops answered calls from the head of the queue; returns the oldest unanswered one, or null. */
+    private Unanswered oldestUnanswered() {
+        Unanswered head;
+        while ((head = unanswered.peek()) != null && head.settled.isDone()) {
+            unanswered.remove(head);
+        }
+        return head;
+    }
+
+    private void expireUnanswered() {
+        expiryScheduled.set(false);
+        long now = System.nanoTime();
+        Unanswered head;
+        while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
+            if (!head.result.isDone()) {
+                trackLateAnswer(head.stage);
+            }
+            head.result.completeExceptionally(
+                    new LockBackendException(head.what + ": the store did not answer within " + operationTimeout));
+            unanswered.remove(head);
+        }
+        scheduleExpiry();
+    }
+
+    /**
+     * Keeps a timed-out call's own stage in view until the store answers it, so that close() also waits
+     * (within its bound) for the reactions to a late answer: releasing a late grant, cancelling a late
+     * subscription. Registered before the caller's reactions are, so it settles after them.
+     */
+    private void trackLateAnswer(CompletableFuture<?> stage) {
+        CompletableFuture<?> settled = stage.whenComplete((v, e) -> {});
+        lateAnswers.add(settled);
+        settled.whenComplete((v, e) -> lateAnswers.remove(settled));
+    }
+
+    private static <T> void complete(CompletableFuture<T> result, String what, T value, Throwable error) {
+        if (error != null) {
+            result.completeExceptionally(storeFailure(what, error));
+        } else {
+            result.complete(value);
+        }
+    }
+
+    static LockException storeFailure(String what, Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof LockException e) {
+            return e;
+        }
+        if (cause instanceof TimeoutException) {
+            return new LockBackendException(what + ": the store timed out", cause);
+        }
+        return new LockBackendException(what + ": " + cause, cause);
+    }
+
+    /**
+     * Waits, up to the operation timeout, until the store has answered every call sent: the releases,
+     * and acquires on their way, whose grants are then released while the backend is still open.
+     */
+    void awaitAnswers() {
+        long until = System.nanoTime() + timeoutNanos;
+        while (true) {
+            CompletableFuture<?>[] pending = java.util.stream.Stream.concat(
+                            unanswered.stream().map(u -> u.settled), lateAnswers.stream())
+                    .filter(f -> !f.isDone())
+                    .toArray(CompletableFuture[]::new);
+            long left = until - System.nanoTime();
+            if (pending.length == 0 || left <= 0) {
+                return;
+            }
+            try {
+                CompletableFuture.allOf(pending).get(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (ExecutionException e) {
+                // A failed call has settled too; look again for calls it started.
+            } catch (TimeoutException e) {
+                return;
+            }
+        }
+    }
+}

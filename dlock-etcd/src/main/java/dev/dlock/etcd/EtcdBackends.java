@@ -1,0 +1,37 @@
+package dev.dlock.etcd;
+
+import dev.dlock.spi.LockBackendFactory;
+import io.etcd.jetcd.Client;
+import java.util.Objects;
+
+/**
+ * Factories for etcd backends built from a jetcd client the application already has.
+ *
+ * <pre>{@code
+ * Client etcd = Client.builder().endpoints("http://etcd1:2379", "http://etcd2:2379").build();
+ * try (LockClient locks = LockClient.builder(EtcdBackends.of(etcd)).build()) {
+ *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
+ *         // pass lease.fencingToken() (an etcd revision) to the resource you protect
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>The client keeps its own settings (endpoints, TLS, authentication, and its key namespace, under which
+ * dlock's keys then go). Closing the {@code LockClient} revokes dlock's etcd lease, which deletes its keys,
+ * but leaves the jetcd client open. For {@code etcd://} URIs, see {@link EtcdBackendProvider}.
+ */
+public final class EtcdBackends {
+    private EtcdBackends() {}
+
+    /**
+     * A backend factory over a jetcd client, which stays owned by the caller.
+     *
+     * @param client a jetcd {@code Client}
+     * @return a factory for {@code LockClient.builder(LockBackendFactory)}
+     * @throws NullPointerException if {@code client} is null
+     */
+    public static LockBackendFactory of(Client client) {
+        Objects.requireNonNull(client, "client must not be null");
+        return context -> EtcdBackend.open(client, false, "", context);
+    }
+}

@@ -1,0 +1,51 @@
+package dev.dlock.etcd;
+
+import dev.dlock.LockClient;
+import dev.dlock.tck.EtcdServers;
+import dev.dlock.tck.LockContractTest;
+import dev.dlock.tck.TcpProxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The whole contract against a cluster of three etcd members, each behind its own {@link TcpProxy}; "the
+ * store is down" cuts all three.
+ */
+class EtcdClusterContractTest extends LockContractTest {
+    private static EtcdServers servers;
+    private static final List<TcpProxy> proxies = new ArrayList<>();
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        servers = EtcdServers.cluster();
+        for (EtcdServers.Member m : servers.members()) {
+            proxies.add(TcpProxy.start("127.0.0.1", m.clientPort()));
+        }
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        proxies.forEach(TcpProxy::close);
+        proxies.clear();
+        servers.close();
+    }
+
+    @Override
+    protected LockClient.Builder newClientBuilder() {
+        return LockClient.builder(
+                "etcd://" + proxies.stream().map(p -> "127.0.0.1:" + p.port()).collect(Collectors.joining(",")));
+    }
+
+    @Override
+    protected void stopStore() {
+        proxies.forEach(TcpProxy::cut);
+    }
+
+    @Override
+    protected void startStore() {
+        proxies.forEach(TcpProxy::restore);
+    }
+}

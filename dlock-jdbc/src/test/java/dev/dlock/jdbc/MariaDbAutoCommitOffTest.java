@@ -1,0 +1,13 @@
+package dev.dlock.jdbc;
+
+class MariaDbAutoCommitOffTest extends AutoCommitOffTest {
+    @Override
+    String url() {
+        return TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.MYSQL;
+    }
+}

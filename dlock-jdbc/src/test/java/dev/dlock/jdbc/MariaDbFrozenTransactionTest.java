@@ -1,0 +1,13 @@
+package dev.dlock.jdbc;
+
+class MariaDbFrozenTransactionTest extends FrozenTransactionTest {
+    @Override
+    String url() {
+        return TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.MYSQL;
+    }
+}

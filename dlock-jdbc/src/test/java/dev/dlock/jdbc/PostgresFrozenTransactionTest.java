@@ -1,0 +1,13 @@
+package dev.dlock.jdbc;
+
+class PostgresFrozenTransactionTest extends FrozenTransactionTest {
+    @Override
+    String url() {
+        return TestDatabases.postgres(TestDatabases.PG_PORT);
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.POSTGRESQL;
+    }
+}

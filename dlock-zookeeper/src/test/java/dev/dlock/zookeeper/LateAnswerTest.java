@@ -1,0 +1,115 @@
+package dev.dlock.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dlock.LockBackendException;
+import dev.dlock.spi.BackendContext;
+import dev.dlock.spi.LockBackend.Subscription;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
+import dev.dlock.tck.TcpProxy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryUntilElapsed;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A store call that gives up leaves nothing behind when its answer comes late: a semaphore subscription
+ * whose watch the server does not confirm within the operation timeout fails, drops its listener, and a
+ * watch Curator sets after reconnecting is removed again.
+ */
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class LateAnswerTest {
+    private static ZooKeeperServers servers;
+    private static TcpProxy proxy;
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        servers = ZooKeeperServers.standalone();
+        String cs = servers.connectString();
+        proxy = TcpProxy.start("127.0.0.1", Integer.parseInt(cs.substring(cs.lastIndexOf(':') + 1)));
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        proxy.close();
+        servers.close();
+    }
+
+    @Test
+    void aSubscriptionThatTimesOutIsCancelledAndItsLateWatchRemoved() throws Exception {
+        CountingZooKeeper.Counter counter = new CountingZooKeeper.Counter();
+        CuratorFramework curator = CuratorFrameworkFactory.builder()
+                .connectString("127.0.0.1:" + proxy.port())
+                .zookeeperFactory(CountingZooKeeper.factory(counter))
+                .sessionTimeoutMs(10_000)
+                .retryPolicy(new RetryUntilElapsed(30_000, 200))
+                .build();
+        curator.start();
+        try (ZooKeeperBackend backend = ZooKeeperBackend.open(
+                curator, false, 0, new BackendContext(null, Duration.ofSeconds(1), reason -> {}))) {
+            LockKey key = new LockKey("late", "s", Mode.PERMIT);
+            proxy.freeze();
+            CompletableFuture<Subscription> late;
+            try {
+                long start = System.nanoTime();
+                late = backend.subscribe(key, owner -> {}).toCompletableFuture();
+                assertThatThrownBy(() -> late.get(5, TimeUnit.SECONDS))
+                        .isInstanceOf(ExecutionException.class)
+                        .hasCauseInstanceOf(LockBackendException.class);
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                        .as("failed within the operation timeout and a margin")
+                        .isLessThan(3_000);
+                assertThat(interests(backend)).as("the listener was dropped").isEmpty();
+            } finally {
+                proxy.restore();
+            }
+            // Curator sends the watch again once reconnected; when the server has set it, it is removed.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (counter.watchesSet.get() == 0) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("Curator sent the watch again")
+                        .isNegative();
+                Thread.sleep(50);
+            }
+            awaitNoWatch(curator, Duration.ofSeconds(10));
+
+            Subscription live =
+                    backend.subscribe(key, owner -> {}).toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertThat(watches(curator)).hasSize(1);
+            live.cancel();
+            awaitNoWatch(curator, Duration.ofSeconds(10));
+            assertThat(interests(backend)).isEmpty();
+        } finally {
+            curator.close();
+        }
+    }
+
+    private static Map<?, ?> interests(ZooKeeperBackend backend) {
+        return (Map<?, ?>) TestClients.field(backend, "interests");
+    }
+
+    private static List<String> watches(CuratorFramework curator) throws Exception {
+        return ((CountingZooKeeper) curator.getZookeeperClient().getZooKeeper()).persistentRecursiveWatchPaths();
+    }
+
+    private static void awaitNoWatch(CuratorFramework curator, Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!watches(curator).isEmpty()) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("the persistent watch is removed: " + watches(curator))
+                    .isNegative();
+            Thread.sleep(50);
+        }
+    }
+}
