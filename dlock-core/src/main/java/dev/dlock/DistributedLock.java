@@ -28,6 +28,12 @@ import java.util.concurrent.locks.Lock;
  * state.
  */
 public interface DistributedLock extends Lock {
+    /** The shortest lease a lock accepts ({@link #withLeaseTime}): 10 ms. */
+    Duration MIN_LEASE_TIME = Duration.ofMillis(10);
+
+    /** The longest lease a lock accepts ({@link #withLeaseTime}): 365 days. */
+    Duration MAX_LEASE_TIME = Duration.ofDays(365);
+
     /**
      * The lock name as given.
      *

@@ -3,6 +3,7 @@ package dev.dlock.bench;
 import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.ForwardingLockBackend;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.RenewRequest;
@@ -20,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Concurrency: counters are {@link LongAdder}s and {@link AtomicLong}s; the delegate sees every call
  * exactly as the engine made it.
  */
-final class CountingBackend implements LockBackend {
+final class CountingBackend extends ForwardingLockBackend {
     /** Shared by every client decorated with the same counters. */
     static final class Counters {
         final LongAdder acquires = new LongAdder();
@@ -36,11 +37,10 @@ final class CountingBackend implements LockBackend {
         }
     }
 
-    private final LockBackend delegate;
     private final Counters counters;
 
     CountingBackend(LockBackend delegate, Counters counters) {
-        this.delegate = delegate;
+        super(delegate);
         this.counters = counters;
     }
 
@@ -77,21 +77,6 @@ final class CountingBackend implements LockBackend {
     }
 
     @Override
-    public boolean supports(dev.dlock.spi.Mode mode) {
-        return delegate.supports(mode);
-    }
-
-    @Override
-    public String toString() {
-        return delegate.toString();
-    }
-
-    @Override
-    public boolean leasesValid() {
-        return delegate.leasesValid();
-    }
-
-    @Override
     public CompletionStage<LockInfo> describe(LockKey key) {
         counters.other.increment();
         return delegate.describe(key);
@@ -107,10 +92,5 @@ final class CountingBackend implements LockBackend {
     public CompletionStage<Boolean> forceRelease(LockKey key) {
         counters.other.increment();
         return delegate.forceRelease(key);
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 }

@@ -1,9 +1,13 @@
 package dev.dlock.bench;
 
+import dev.dlock.tck.TcpProxy;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The held scenario for one system: one client acquires N locks (each its own name) on one thread, holds
@@ -12,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Measured: the latency of each acquisition; the heap retained by the holding (used heap after a full
  * GC, held minus before); live threads added while holding; and the requests the holding client sends to
  * its store per second while it only holds (its renewal traffic), counted on the wire by a {@link
- * CountingProxy} between that client and the store. For the in-memory backend there is no wire; the
+ * TcpProxy} (counting requests) between that client and the store. For the in-memory backend there is no wire; the
  * engine's calls into the backend are counted instead ({@link CountingBackend}). At the end of the hold a
  * second client tries to take a sample of the names: any success means a lease was lost while held and
  * counts as a violation.
@@ -34,10 +38,12 @@ final class HeldRunner {
         LockSystem measured =
                 system instanceof DlockSystem dlock ? dlock.decorated(b -> new CountingBackend(b, counters)) : system;
         boolean onWire = !backend.equals("mem");
-        CountingProxy proxy = onWire ? CountingProxy.start(direct.of(backend), Framers.forBackend(backend)) : null;
+        AtomicLong requests = new AtomicLong();
+        TcpProxy proxy = onWire ? countingProxy(direct.of(backend), Framers.forBackend(backend), requests) : null;
         List<AutoCloseable> toClose = new ArrayList<>();
         try {
-            Endpoints viaProxy = onWire ? direct.with(backend, proxy.address()) : direct;
+            Endpoints viaProxy =
+                    onWire ? direct.with(backend, new Endpoints.HostPort("127.0.0.1", proxy.port())) : direct;
             LockSystem.Client holder = measured.open(viaProxy, 1, true);
             toClose.add(holder);
             LockSystem.Client checker = system.open(direct, 1, false);
@@ -57,12 +63,12 @@ final class HeldRunner {
             }
             double acquireSeconds = (System.nanoTime() - acquireStart) / 1e9;
 
-            long commandsBefore = onWire ? proxy.requests() : counters.calls();
+            long commandsBefore = onWire ? requests.get() : counters.calls();
             long renewBefore = counters.renewCalls.sum();
             long holdStart = System.nanoTime();
             TimeUnit.NANOSECONDS.sleep(holdNanos);
             double holdSeconds = (System.nanoTime() - holdStart) / 1e9;
-            long commands = (onWire ? proxy.requests() : counters.calls()) - commandsBefore;
+            long commands = (onWire ? requests.get() : counters.calls()) - commandsBefore;
             long renewCalls = counters.renewCalls.sum() - renewBefore;
             int addedThreads = liveThreads() - threadsBefore;
             long heapHeld = usedHeapAfterGc();
@@ -114,11 +120,20 @@ final class HeldRunner {
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
+    /** A proxy that counts the requests clients send through it, as the store's framing delimits them. */
+    private static TcpProxy countingProxy(
+            Endpoints.HostPort target, Supplier<Framers.Framer> framers, AtomicLong requests) throws IOException {
+        return TcpProxy.start(target.host(), target.port(), () -> {
+            Framers.Framer framer = framers.get();
+            return (buffer, offset, length) -> requests.addAndGet(framer.feed(buffer, offset, length));
+        });
+    }
+
     /** Live threads, without the counting proxy's own. */
     private static int liveThreads() {
         int n = 0;
         for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.isAlive() && !t.getName().startsWith(CountingProxy.THREAD_PREFIX)) {
+            if (t.isAlive() && !t.getName().startsWith(TcpProxy.THREAD_PREFIX)) {
                 n++;
             }
         }

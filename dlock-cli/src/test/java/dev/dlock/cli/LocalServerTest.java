@@ -56,21 +56,30 @@ class LocalServerTest {
 
     @Test
     void aRecycledPidIsNeitherTakenForTheServerNorKilled() throws Exception {
-        long me = ProcessHandle.current().pid();
-        Files.writeString(state.resolve(LocalServer.INFO_FILE), "pid=" + me + "\nport=1\n");
-        LocalServer server = LocalServer.in(state);
-        assertThat(server.status()).isEmpty();
-        assertThat(server.stop()).as("not our server: left alone").isEmpty();
-        assertThat(ProcessHandle.current().isAlive()).isTrue();
+        // Another live process of ours that is not a server: the pid a recycled info file could name.
+        Process stranger = new ProcessBuilder("sleep", "60").start();
+        try {
+            long pid = stranger.pid();
+            Files.writeString(state.resolve(LocalServer.INFO_FILE), "pid=" + pid + "\nport=1\n");
+            LocalServer server = LocalServer.in(state);
+            assertThat(server.status()).isEmpty();
+            assertThat(server.stop()).as("not our server: left alone").isEmpty();
+            assertThat(stranger.waitFor(500, TimeUnit.MILLISECONDS))
+                    .as("the process the stale file names is still running")
+                    .isFalse();
 
-        Files.writeString(state.resolve(LocalServer.INFO_FILE), "pid=" + me + "\nport=1\n");
-        long started = System.nanoTime();
-        LocalServer.Info info = server.ensureRunning();
-        assertThat(info.pid()).isNotEqualTo(me);
-        assertThat(Duration.ofNanos(System.nanoTime() - started))
-                .as("no waiting for a process that is not a server")
-                .isLessThan(Duration.ofSeconds(LocalServer.START_TIMEOUT_SECONDS));
-        assertThat(EmbeddedZooKeeper.answers(info.port())).isTrue();
+            Files.writeString(state.resolve(LocalServer.INFO_FILE), "pid=" + pid + "\nport=1\n");
+            long started = System.nanoTime();
+            LocalServer.Info info = server.ensureRunning();
+            assertThat(info.pid()).isNotEqualTo(pid);
+            assertThat(stranger.isAlive()).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("no waiting for a process that is not a server")
+                    .isLessThan(Duration.ofSeconds(LocalServer.START_TIMEOUT_SECONDS));
+            assertThat(EmbeddedZooKeeper.answers(info.port())).isTrue();
+        } finally {
+            stranger.destroyForcibly();
+        }
     }
 
     @Test

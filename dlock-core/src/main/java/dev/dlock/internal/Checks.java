@@ -1,5 +1,6 @@
 package dev.dlock.internal;
 
+import dev.dlock.DistributedLock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.regex.Pattern;
@@ -8,7 +9,6 @@ import java.util.regex.Pattern;
 final class Checks {
     static final int MAX_NAME_BYTES = 1024;
     /** Longer leases would overflow nanosecond deadlines and store expiries. */
-    static final Duration MAX_LEASE_TIME = Duration.ofDays(365);
     /** Backends hand the operation timeout to clients that count it in int milliseconds. */
     static final Duration MAX_OPERATION_TIMEOUT = Duration.ofDays(1);
 
@@ -62,11 +62,12 @@ final class Checks {
 
     static Duration leaseTime(Duration d) {
         positive(d, "leaseTime");
-        if (d.compareTo(Duration.ofMillis(10)) < 0) {
+        if (d.compareTo(DistributedLock.MIN_LEASE_TIME) < 0) {
             throw new IllegalArgumentException("leaseTime must be at least 10ms, got " + d);
         }
-        if (d.compareTo(MAX_LEASE_TIME) > 0) {
-            throw new IllegalArgumentException("leaseTime must be at most " + MAX_LEASE_TIME + ", got " + d);
+        if (d.compareTo(DistributedLock.MAX_LEASE_TIME) > 0) {
+            throw new IllegalArgumentException(
+                    "leaseTime must be at most " + DistributedLock.MAX_LEASE_TIME + ", got " + d);
         }
         return d;
     }

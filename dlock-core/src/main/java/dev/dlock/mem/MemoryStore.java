@@ -89,15 +89,6 @@ public final class MemoryStore {
         up = true;
     }
 
-    /**
-     * Whether the store answers.
-     *
-     * @return false between {@link #goDown()} and {@link #comeBack()}
-     */
-    public boolean isUp() {
-        return up;
-    }
-
     @Override
     public String toString() {
         return "MemoryStore[" + name + (up ? "" : ", down") + "]";

@@ -23,7 +23,7 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 
 /**
- * Auto-configuration of the {@link LockClient} bean and the {@link DistributedLock} annotation.
+ * Auto-configuration of the {@link LockClient} bean and the {@link WithLock} annotation.
  *
  * <p>The client is built from {@link DlockProperties} and connected to the store chosen by {@code
  * dlock.uri}, a {@link LockBackendFactory} bean, or the application's own store client (see {@link
@@ -77,7 +77,7 @@ public class DlockAutoConfiguration {
         return store.connect(builder, properties.isStartupCheck());
     }
 
-    /** The advisor that applies {@link DistributedLock}; infrastructure, so that it is created early. */
+    /** The advisor that applies {@link WithLock}; infrastructure, so that it is created early. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnBooleanProperty(name = "dlock.aop.enabled", matchIfMissing = true)
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -85,13 +85,13 @@ public class DlockAutoConfiguration {
     static class AnnotationConfiguration {
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        static DistributedLockAdvisor distributedLockAdvisor(
+        static WithLockAdvisor withLockAdvisor(
                 ObjectProvider<LockClient> client,
                 ObjectProvider<DlockProperties> properties,
                 Environment environment,
                 ListableBeanFactory beanFactory) {
             int order = environment.getProperty("dlock.aop.order", Integer.class, DlockProperties.Aop.DEFAULT_ORDER);
-            return new DistributedLockAdvisor(client, properties, beanFactory, order);
+            return new WithLockAdvisor(client, properties, beanFactory, order);
         }
     }
 

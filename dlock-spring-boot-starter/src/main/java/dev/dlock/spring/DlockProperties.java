@@ -43,7 +43,7 @@ public class DlockProperties {
     private Duration leaseTime = Duration.ofSeconds(30);
 
     /**
-     * The default wait for a lock: of DistributedLock.acquire() and of @DistributedLock methods without
+     * The default wait for a lock: of DistributedLock.acquire() and of @WithLock methods without
      * their own waitTime.
      */
     private Duration waitTime = Duration.ofSeconds(30);
@@ -480,11 +480,11 @@ public class DlockProperties {
 
     /** The {@code dlock.aop.*} properties. */
     public static class Aop {
-        /** Whether methods annotated with @DistributedLock are advised. */
+        /** Whether methods annotated with @WithLock are advised. */
         private boolean enabled = true;
 
         /**
-         * The order of the @DistributedLock advice among other advice on the same method. The default
+         * The order of the @WithLock advice among other advice on the same method. The default
          * runs it outside @Transactional and @Cacheable (whose order is the lowest precedence), so that a
          * transaction commits before the lock is released.
          */

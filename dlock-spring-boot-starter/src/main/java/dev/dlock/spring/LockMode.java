@@ -1,6 +1,6 @@
 package dev.dlock.spring;
 
-/** Which kind of lock a {@link DistributedLock} method takes. */
+/** Which kind of lock a {@link WithLock} method takes. */
 public enum LockMode {
     /** One holder at a time, waiters served in no particular order ({@code LockClient.lock}). */
     EXCLUSIVE,

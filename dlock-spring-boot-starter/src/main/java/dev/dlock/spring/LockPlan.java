@@ -1,5 +1,6 @@
 package dev.dlock.spring;
 
+import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
@@ -36,7 +37,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Everything about one {@link DistributedLock} method that does not change between calls: parsed key
+ * Everything about one {@link WithLock} method that does not change between calls: parsed key
  * expressions, durations, mode, policy, fallback, return kind and where the {@link Lease} goes. Built and
  * checked once, when the bean is proxied, so that a mistake fails the application's start.
  *
@@ -57,7 +58,6 @@ final class LockPlan {
 
     private static final ExpressionParser PARSER = new SpelExpressionParser();
     private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
-    private static final Duration MIN_LEASE = Duration.ofMillis(10);
     private static final Pattern POSITIONAL = Pattern.compile("[pa](\\d{1,4})");
 
     private final Method method;
@@ -74,10 +74,10 @@ final class LockPlan {
     private final int[] leaseParameters;
     private final BeanFactoryResolver beans;
 
-    private LockPlan(DistributedLock annotation, Method method, Class<?> targetClass, BeanFactory beanFactory) {
+    private LockPlan(WithLock annotation, Method method, Class<?> targetClass, BeanFactory beanFactory) {
         this.method = method;
         this.targetClass = targetClass;
-        this.label = "@DistributedLock on " + ClassUtils.getShortName(targetClass) + "." + method.getName() + "("
+        this.label = "@WithLock on " + ClassUtils.getShortName(targetClass) + "." + method.getName() + "("
                 + Arrays.stream(method.getParameterTypes())
                         .map(Class::getSimpleName)
                         .collect(Collectors.joining(", "))
@@ -90,8 +90,10 @@ final class LockPlan {
         }
         this.waitTime = duration("waitTime", annotation.waitTime(), beanFactory);
         this.leaseTime = duration("leaseTime", annotation.leaseTime(), beanFactory);
-        if (leaseTime != null && leaseTime.compareTo(MIN_LEASE) < 0) {
-            throw invalid("leaseTime must be at least 10ms, got " + annotation.leaseTime());
+        if (leaseTime != null
+                && (leaseTime.compareTo(DistributedLock.MIN_LEASE_TIME) < 0
+                        || leaseTime.compareTo(DistributedLock.MAX_LEASE_TIME) > 0)) {
+            throw invalid("leaseTime must be between 10ms and 365 days, got " + annotation.leaseTime());
         }
         this.kind = kindOf(method.getReturnType());
         this.ifNotAcquired = annotation.ifNotAcquired();
@@ -127,7 +129,7 @@ final class LockPlan {
      * @param method the most specific method (the one of the target class)
      * @throws IllegalStateException naming the method when the annotation is not valid for it
      */
-    static LockPlan of(DistributedLock annotation, Method method, Class<?> targetClass, BeanFactory beanFactory) {
+    static LockPlan of(WithLock annotation, Method method, Class<?> targetClass, BeanFactory beanFactory) {
         return new LockPlan(annotation, method, targetClass, beanFactory);
     }
 
@@ -358,8 +360,8 @@ final class LockPlan {
     }
 
     /** The lock to take for one call's names. */
-    dev.dlock.DistributedLock lock(LockClient client, Names names) {
-        dev.dlock.DistributedLock lock;
+    DistributedLock lock(LockClient client, Names names) {
+        DistributedLock lock;
         if (names.multi()) {
             lock = client.multiLock(names.names());
         } else {

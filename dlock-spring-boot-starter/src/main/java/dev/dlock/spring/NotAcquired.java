@@ -1,7 +1,7 @@
 package dev.dlock.spring;
 
 /**
- * What a {@link DistributedLock} method does when the lock is not had in time: the wait time ran out
+ * What a {@link WithLock} method does when the lock is not had in time: the wait time ran out
  * ({@link dev.dlock.LockTimeoutException}) or the caller was turned away by the local queue limit
  * ({@link dev.dlock.LockRejectedException}). In every case the method itself is not called. A store
  * failure ({@link dev.dlock.LockBackendException}) is always thrown, whatever the policy.
@@ -14,6 +14,6 @@ public enum NotAcquired {
      * {@code null}, an empty {@code Mono} or {@code Flux}. Not allowed on methods returning a primitive.
      */
     SKIP,
-    /** Call the method named by {@link DistributedLock#fallback()} instead and return its result. */
+    /** Call the method named by {@link WithLock#fallback()} instead and return its result. */
     FALLBACK
 }

@@ -1,5 +1,6 @@
 package dev.dlock.spring;
 
+import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockException;
@@ -11,7 +12,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The Reactor side of {@link DistributedLockInterceptor}: a {@code Mono} or {@code Flux} method is
+ * The Reactor side of {@link WithLockInterceptor}: a {@code Mono} or {@code Flux} method is
  * subscribed only once the lock is held, and the lease is released when it completes, fails or is
  * cancelled. Nothing happens until the returned publisher is subscribed, and each subscription takes the
  * lock anew. Loaded only when reactor-core is on the class path.
@@ -30,9 +31,9 @@ final class ReactorLocking {
     private record Attempt(Lease lease, LockException notAcquired) {}
 
     static Object mono(
-            DistributedLockInterceptor interceptor,
+            WithLockInterceptor interceptor,
             LockPlan plan,
-            dev.dlock.DistributedLock lock,
+            DistributedLock lock,
             Duration wait,
             MethodInvocation invocation) {
         return acquire(interceptor, plan, lock, wait).flatMap(attempt -> {
@@ -49,9 +50,9 @@ final class ReactorLocking {
     }
 
     static Object flux(
-            DistributedLockInterceptor interceptor,
+            WithLockInterceptor interceptor,
             LockPlan plan,
-            dev.dlock.DistributedLock lock,
+            DistributedLock lock,
             Duration wait,
             MethodInvocation invocation) {
         return acquire(interceptor, plan, lock, wait).flatMapMany(attempt -> {
@@ -68,7 +69,7 @@ final class ReactorLocking {
     }
 
     private static Mono<Attempt> acquire(
-            DistributedLockInterceptor interceptor, LockPlan plan, dev.dlock.DistributedLock lock, Duration wait) {
+            WithLockInterceptor interceptor, LockPlan plan, DistributedLock lock, Duration wait) {
         return Mono.create(sink -> {
             CompletableFuture<Lease> acquisition;
             try {
@@ -88,8 +89,8 @@ final class ReactorLocking {
                     sink.success(new Attempt(lease, null));
                     return;
                 }
-                Throwable cause = DistributedLockInterceptor.unwrap(error);
-                if (DistributedLockInterceptor.isNotAcquired(cause)) {
+                Throwable cause = WithLockInterceptor.unwrap(error);
+                if (WithLockInterceptor.isNotAcquired(cause)) {
                     sink.success(new Attempt(null, (LockException) cause));
                 } else {
                     sink.error(cause);
@@ -126,17 +127,16 @@ final class ReactorLocking {
         };
     }
 
-    private static Mono<LeaseLostException> release(
-            DistributedLockInterceptor interceptor, LockPlan plan, Lease lease) {
+    private static Mono<LeaseLostException> release(WithLockInterceptor interceptor, LockPlan plan, Lease lease) {
         return Mono.fromFuture(() -> interceptor.release(lease, plan));
     }
 
-    private static Mono<Void> releaseFailingIfLost(DistributedLockInterceptor interceptor, LockPlan plan, Lease lease) {
+    private static Mono<Void> releaseFailingIfLost(WithLockInterceptor interceptor, LockPlan plan, Lease lease) {
         return release(interceptor, plan, lease).flatMap(Mono::error);
     }
 
     private static Mono<Void> releaseAddingLoss(
-            DistributedLockInterceptor interceptor, LockPlan plan, Lease lease, Throwable error) {
+            WithLockInterceptor interceptor, LockPlan plan, Lease lease, Throwable error) {
         return release(interceptor, plan, lease).doOnNext(error::addSuppressed).then();
     }
 }

@@ -22,7 +22,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.annotation.AliasFor;
 
 /**
- * How {@link DistributedLock} definitions are checked and applied: mistakes fail the application's start
+ * How {@link WithLock} definitions are checked and applied: mistakes fail the application's start
  * with a message naming the method; keys that evaluate to nothing fail the call without running the
  * method; the annotation works with and without Spring Boot's AOP auto-configuration, with class and
  * interface proxies, and as a meta-annotation.
@@ -41,7 +41,7 @@ class AnnotationDefinitionTest {
             }
             assertThat(failure).isInstanceOf(IllegalStateException.class);
             assertThat(failure.getMessage())
-                    .contains("@DistributedLock on AnnotationDefinitionTest." + bean.getSimpleName() + ".");
+                    .contains("@WithLock on AnnotationDefinitionTest." + bean.getSimpleName() + ".");
             for (String fragment : fragments) {
                 assertThat(failure.getMessage()).contains(fragment);
             }
@@ -49,70 +49,75 @@ class AnnotationDefinitionTest {
     }
 
     public static class NoKey {
-        @DistributedLock
+        @WithLock
         public void run() {}
     }
 
     public static class BadExpression {
-        @DistributedLock("'a' +")
+        @WithLock("'a' +")
         public void run() {}
     }
 
     public static class SeveralKeysNotExclusive {
-        @DistributedLock(
+        @WithLock(
                 key = {"'a'", "'b'"},
                 mode = LockMode.READ)
         public void run() {}
     }
 
     public static class BadDuration {
-        @DistributedLock(key = "'a'", waitTime = "5 parsecs")
+        @WithLock(key = "'a'", waitTime = "5 parsecs")
         public void run() {}
     }
 
     public static class NegativeWait {
-        @DistributedLock(key = "'a'", waitTime = "-1s")
+        @WithLock(key = "'a'", waitTime = "-1s")
         public void run() {}
     }
 
     public static class TooShortLease {
-        @DistributedLock(key = "'a'", leaseTime = "5ms")
+        @WithLock(key = "'a'", leaseTime = "5ms")
+        public void run() {}
+    }
+
+    public static class TooLongLease {
+        @WithLock(key = "'a'", leaseTime = "366d")
         public void run() {}
     }
 
     public static class UnresolvedPlaceholder {
-        @DistributedLock(key = "'a'", waitTime = "${no.such.property}")
+        @WithLock(key = "'a'", waitTime = "${no.such.property}")
         public void run() {}
     }
 
     public static class SkipOnPrimitive {
-        @DistributedLock(key = "'a'", ifNotAcquired = NotAcquired.SKIP)
+        @WithLock(key = "'a'", ifNotAcquired = NotAcquired.SKIP)
         public int run() {
             return 1;
         }
     }
 
     public static class FallbackWithoutName {
-        @DistributedLock(key = "'a'", ifNotAcquired = NotAcquired.FALLBACK)
+        @WithLock(key = "'a'", ifNotAcquired = NotAcquired.FALLBACK)
         public void run() {}
     }
 
     public static class NameWithoutFallback {
-        @DistributedLock(key = "'a'", fallback = "other")
+        @WithLock(key = "'a'", fallback = "other")
         public void run() {}
 
         public void other() {}
     }
 
     public static class MissingFallback {
-        @DistributedLock(key = "'a'", ifNotAcquired = NotAcquired.FALLBACK, fallback = "nowhere")
+        @WithLock(key = "'a'", ifNotAcquired = NotAcquired.FALLBACK, fallback = "nowhere")
         public String run(String id) {
             return id;
         }
     }
 
     public static class FallbackOfWrongType {
-        @DistributedLock(key = "'a'", ifNotAcquired = NotAcquired.FALLBACK, fallback = "other")
+        @WithLock(key = "'a'", ifNotAcquired = NotAcquired.FALLBACK, fallback = "other")
         public String run(String id) {
             return id;
         }
@@ -123,12 +128,12 @@ class AnnotationDefinitionTest {
     }
 
     public static class UnknownVariable {
-        @DistributedLock("'order:' + #ordrId")
+        @WithLock("'order:' + #ordrId")
         public void run(long orderId) {}
     }
 
     public static class UnsupportedAsyncType {
-        @DistributedLock(key = "'a'")
+        @WithLock(key = "'a'")
         public Future<String> run() {
             return null;
         }
@@ -141,7 +146,8 @@ class AnnotationDefinitionTest {
         assertStartFails(SeveralKeysNotExclusive.class, "EXCLUSIVE only", "READ");
         assertStartFails(BadDuration.class, "waitTime \"5 parsecs\" is not a duration");
         assertStartFails(NegativeWait.class, "must not be negative");
-        assertStartFails(TooShortLease.class, "at least 10ms");
+        assertStartFails(TooShortLease.class, "between 10ms and 365 days", "5ms");
+        assertStartFails(TooLongLease.class, "between 10ms and 365 days", "366d");
         assertStartFails(UnresolvedPlaceholder.class, "no.such.property");
         assertStartFails(SkipOnPrimitive.class, "SKIP", "returns int");
         assertStartFails(FallbackWithoutName.class, "needs the name of the fallback method");
@@ -155,17 +161,17 @@ class AnnotationDefinitionTest {
     public static class Keys {
         final AtomicBoolean called = new AtomicBoolean();
 
-        @DistributedLock(key = "#name", waitTime = "0")
+        @WithLock(key = "#name", waitTime = "0")
         public void byName(String name) {
             called.set(true);
         }
 
-        @DistributedLock(key = "#names", waitTime = "0")
+        @WithLock(key = "#names", waitTime = "0")
         public void byNames(List<String> names) {
             called.set(true);
         }
 
-        @DistributedLock(key = "#names", mode = LockMode.WRITE, waitTime = "0")
+        @WithLock(key = "#names", mode = LockMode.WRITE, waitTime = "0")
         public void writeByNames(List<String> names) {
             called.set(true);
         }
@@ -195,12 +201,12 @@ class AnnotationDefinitionTest {
         });
     }
 
-    /** A team's own annotation with {@code @DistributedLock} as meta-annotation. */
+    /** A team's own annotation with {@code @WithLock} as meta-annotation. */
     @Target(ElementType.METHOD)
     @Retention(RetentionPolicy.RUNTIME)
-    @DistributedLock(waitTime = "0")
+    @WithLock(waitTime = "0")
     public @interface OrderLock {
-        @AliasFor(annotation = DistributedLock.class, attribute = "key")
+        @AliasFor(annotation = WithLock.class, attribute = "key")
         String value();
     }
 
@@ -239,7 +245,7 @@ class AnnotationDefinitionTest {
                 .withBean(Keys.class)
                 .run(context -> {
                     assertThat(AopUtils.isAopProxy(context.getBean(Keys.class))).isFalse();
-                    assertThat(context).doesNotHaveBean(DistributedLockAdvisor.class);
+                    assertThat(context).doesNotHaveBean(WithLockAdvisor.class);
                 });
     }
 }

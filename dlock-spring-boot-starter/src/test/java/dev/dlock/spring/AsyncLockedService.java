@@ -7,7 +7,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
-/** {@link DistributedLock} methods returning {@code CompletableFuture} and {@code CompletionStage}. */
+/** {@link WithLock} methods returning {@code CompletableFuture} and {@code CompletionStage}. */
 public class AsyncLockedService {
     private final AtomicInteger inside = new AtomicInteger();
     private final AtomicInteger maxInside = new AtomicInteger();
@@ -23,7 +23,7 @@ public class AsyncLockedService {
     }
 
     /** The read-modify-write of {@link LockedService#increment}, done on another thread. */
-    @DistributedLock(key = "'acounter:' + #name", waitTime = "30s")
+    @WithLock(key = "'acounter:' + #name", waitTime = "30s")
     public CompletableFuture<Integer> increment(String name) {
         return CompletableFuture.supplyAsync(() -> {
             int now = inside.incrementAndGet();
@@ -37,23 +37,23 @@ public class AsyncLockedService {
     }
 
     /** Runs {@code body} with the lease once the lock is held; the lock is held until its future completes. */
-    @DistributedLock(key = "'job:' + #id", waitTime = "5s")
+    @WithLock(key = "'job:' + #id", waitTime = "5s")
     public CompletableFuture<String> run(String id, Lease lease, Function<Lease, CompletableFuture<String>> body) {
         return body.apply(lease);
     }
 
-    @DistributedLock(key = "'job:' + #id", waitTime = "200ms")
+    @WithLock(key = "'job:' + #id", waitTime = "200ms")
     public CompletionStage<String> runOrThrow(String id, Lease lease, Function<Lease, CompletableFuture<String>> body) {
         return body.apply(lease);
     }
 
-    @DistributedLock(key = "'job:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.SKIP)
+    @WithLock(key = "'job:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.SKIP)
     public CompletableFuture<String> runOrSkip(
             String id, Lease lease, Function<Lease, CompletableFuture<String>> body) {
         return body.apply(lease);
     }
 
-    @DistributedLock(key = "'job:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.FALLBACK, fallback = "busy")
+    @WithLock(key = "'job:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.FALLBACK, fallback = "busy")
     public CompletableFuture<String> runOrFallback(
             String id, Lease lease, Function<Lease, CompletableFuture<String>> body) {
         return body.apply(lease);

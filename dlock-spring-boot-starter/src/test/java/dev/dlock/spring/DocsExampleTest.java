@@ -53,25 +53,25 @@ class DocsExampleTest {
         }
 
         /** One shipment per order at a time, across all instances; the token fences the ledger. */
-        @DistributedLock(key = "'order:' + #orderId", waitTime = "2s")
+        @WithLock(key = "'order:' + #orderId", waitTime = "2s")
         public String ship(long orderId, Lease lease) {
             return ledger.write("shipped " + orderId, lease.fencingToken());
         }
 
         /** Both stock records or neither (a multi-lock, taken in sorted order: no deadlock). */
-        @DistributedLock(key = {"'stock:' + #from", "'stock:' + #to"})
+        @WithLock(key = {"'stock:' + #from", "'stock:' + #to"})
         public String move(String from, String to, int quantity) {
             return "moved " + quantity + " from " + from + " to " + to;
         }
 
         /** One instance makes the report; the others skip it. */
-        @DistributedLock(key = "'report:' + #day", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
+        @WithLock(key = "'report:' + #day", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
         public Optional<String> dailyReport(LocalDate day) {
             return Optional.of("report " + day);
         }
 
         /** Answer at once rather than wait behind a shipment. */
-        @DistributedLock(
+        @WithLock(
                 key = "'order:' + #orderId",
                 waitTime = "200ms",
                 ifNotAcquired = NotAcquired.FALLBACK,
@@ -85,13 +85,13 @@ class DocsExampleTest {
         }
 
         /** Does not block the caller; the lock is released when the future completes. */
-        @DistributedLock(key = "'invoice:' + #orderId")
+        @WithLock(key = "'invoice:' + #orderId")
         public CompletableFuture<String> invoice(long orderId) {
             return CompletableFuture.supplyAsync(() -> "invoice " + orderId);
         }
 
         /** Many readers at once, no writer; the lock is held until the Mono completes. */
-        @DistributedLock(key = "'catalog'", mode = LockMode.READ)
+        @WithLock(key = "'catalog'", mode = LockMode.READ)
         public Mono<String> catalog() {
             return Mono.just("catalog");
         }
@@ -152,8 +152,7 @@ class DocsExampleTest {
                 .filter(line -> line.startsWith("import "))
                 .map(line -> line.substring("import ".length(), line.indexOf(';')))
                 .toList();
-        assertThat(imports)
-                .contains("dev.dlock.spring.DistributedLock", "dev.dlock.Lease", "dev.dlock.spring.NotAcquired");
+        assertThat(imports).contains("dev.dlock.spring.WithLock", "dev.dlock.Lease", "dev.dlock.spring.NotAcquired");
         for (String type : imports) {
             assertThat(Class.forName(type)).as(type).isNotNull();
         }

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.springframework.beans.factory.ObjectProvider;
 
-/** Synchronous methods under {@link DistributedLock}, one per feature under test. */
+/** Synchronous methods under {@link WithLock}, one per feature under test. */
 public class LockedService {
     private final ObjectProvider<LockedService> self;
 
@@ -34,7 +34,7 @@ public class LockedService {
     }
 
     /** A read-modify-write that loses updates unless calls are serialised. */
-    @DistributedLock(key = "'counter:' + #name", waitTime = "30s")
+    @WithLock(key = "'counter:' + #name", waitTime = "30s")
     public void increment(String name) {
         int now = inside.incrementAndGet();
         maxInside.accumulateAndGet(now, Math::max);
@@ -44,41 +44,37 @@ public class LockedService {
         inside.decrementAndGet();
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "0")
+    @WithLock(key = "'order:' + #orderId", waitTime = "0")
     public String ship(long orderId, Supplier<String> body) {
         return body.get();
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "300ms")
+    @WithLock(key = "'order:' + #orderId", waitTime = "300ms")
     public String shipWaiting(long orderId, Supplier<String> body) {
         return body.get();
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "10s")
+    @WithLock(key = "'order:' + #orderId", waitTime = "10s")
     public String shipPatiently(long orderId, Supplier<String> body) {
         return body.get();
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
+    @WithLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
     public String shipOrSkip(long orderId, Supplier<String> body) {
         return body.get();
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
+    @WithLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
     public Optional<String> shipOptionalOrSkip(long orderId, Supplier<String> body) {
         return Optional.of(body.get());
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
+    @WithLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
     public void touchOrSkip(long orderId, Runnable body) {
         body.run();
     }
 
-    @DistributedLock(
-            key = "'order:' + #orderId",
-            waitTime = "0",
-            ifNotAcquired = NotAcquired.FALLBACK,
-            fallback = "busy")
+    @WithLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.FALLBACK, fallback = "busy")
     public String shipOrFallback(long orderId, Supplier<String> body) {
         return body.get();
     }
@@ -87,65 +83,65 @@ public class LockedService {
         return "busy:" + orderId + ":" + cause.getClass().getSimpleName();
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "0")
+    @WithLock(key = "'order:' + #orderId", waitTime = "0")
     public long token(long orderId, Lease lease) {
         return lease.fencingToken();
     }
 
-    @DistributedLock(key = "'order:' + #orderId", waitTime = "0")
+    @WithLock(key = "'order:' + #orderId", waitTime = "0")
     public long tokenWhile(long orderId, Lease lease, Runnable body) {
         body.run();
         return lease.fencingToken();
     }
 
-    @DistributedLock(
+    @WithLock(
             key = {"'acct:' + #from", "'acct:' + #to"},
             waitTime = "0")
     public List<String> transfer(String from, String to, Lease lease) {
         return lease.parts().stream().map(Lease::name).toList();
     }
 
-    @DistributedLock(key = "#ids.![ 'item:' + #this ]", waitTime = "0")
+    @WithLock(key = "#ids.![ 'item:' + #this ]", waitTime = "0")
     public List<String> lockAll(List<Integer> ids, Lease lease) {
         return lease.parts().stream().map(Lease::name).toList();
     }
 
-    @DistributedLock(key = "#root.methodName + ':' + #p0 + ':' + @lockKeys.suffix()", waitTime = "0")
+    @WithLock(key = "#root.methodName + ':' + #p0 + ':' + @lockKeys.suffix()", waitTime = "0")
     public String rootAndBean(String id, Lease lease) {
         return lease.name();
     }
 
-    @DistributedLock(key = "'doc:' + #id", mode = LockMode.READ, waitTime = "0")
+    @WithLock(key = "'doc:' + #id", mode = LockMode.READ, waitTime = "0")
     public String read(String id, Supplier<String> body) {
         return body.get();
     }
 
-    @DistributedLock(key = "'doc:' + #id", mode = LockMode.WRITE, waitTime = "0")
+    @WithLock(key = "'doc:' + #id", mode = LockMode.WRITE, waitTime = "0")
     public String write(String id, Supplier<String> body) {
         return body.get();
     }
 
-    @DistributedLock(key = "'fair:' + #id", mode = LockMode.FAIR, waitTime = "5s")
+    @WithLock(key = "'fair:' + #id", mode = LockMode.FAIR, waitTime = "5s")
     public String fair(String id, Supplier<String> body) {
         return body.get();
     }
 
-    @DistributedLock(key = "'nested:' + #id", waitTime = "0")
+    @WithLock(key = "'nested:' + #id", waitTime = "0")
     public String outer(String id) {
         return "outer>" + self.getObject().inner(id);
     }
 
-    @DistributedLock(key = "'nested:' + #id", waitTime = "0")
+    @WithLock(key = "'nested:' + #id", waitTime = "0")
     public String inner(String id) {
         return "inner";
     }
 
-    @DistributedLock(key = "'lease:' + #id", leaseTime = "${test.annotation-lease:2s}")
+    @WithLock(key = "'lease:' + #id", leaseTime = "${test.annotation-lease:2s}")
     public Duration remaining(String id, Lease lease) {
         return lease.remaining();
     }
 
-    @DistributedLock(key = "'lost:' + #id", waitTime = "0")
+    @WithLock(key = "'lost:' + #id", waitTime = "0")
     public String holdUntilLost(String id, Lease lease, Runnable cutOff) throws Exception {
         cutOff.run();
         lease.whenLost().get(20, TimeUnit.SECONDS);

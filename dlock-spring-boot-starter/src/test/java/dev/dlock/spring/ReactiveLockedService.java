@@ -6,29 +6,29 @@ import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-/** {@link DistributedLock} methods returning Reactor types. */
+/** {@link WithLock} methods returning Reactor types. */
 public class ReactiveLockedService {
-    @DistributedLock(key = "'rx:' + #id", waitTime = "5s")
+    @WithLock(key = "'rx:' + #id", waitTime = "5s")
     public Mono<String> mono(String id, Lease lease, Function<Lease, Mono<String>> body) {
         return body.apply(lease);
     }
 
-    @DistributedLock(key = "'rx:' + #id", waitTime = "5s")
+    @WithLock(key = "'rx:' + #id", waitTime = "5s")
     public Flux<String> flux(String id, Lease lease, Function<Lease, Flux<String>> body) {
         return body.apply(lease);
     }
 
-    @DistributedLock(key = "'rx:' + #id", waitTime = "200ms")
+    @WithLock(key = "'rx:' + #id", waitTime = "200ms")
     public Mono<String> monoOrThrow(String id, Lease lease, Function<Lease, Mono<String>> body) {
         return body.apply(lease);
     }
 
-    @DistributedLock(key = "'rx:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.SKIP)
+    @WithLock(key = "'rx:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.SKIP)
     public Flux<String> fluxOrSkip(String id, Lease lease, Function<Lease, Flux<String>> body) {
         return body.apply(lease);
     }
 
-    @DistributedLock(key = "'rx:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.FALLBACK, fallback = "busy")
+    @WithLock(key = "'rx:' + #id", waitTime = "200ms", ifNotAcquired = NotAcquired.FALLBACK, fallback = "busy")
     public Mono<String> monoOrFallback(String id, Lease lease, Function<Lease, Mono<String>> body) {
         return body.apply(lease);
     }

@@ -3,9 +3,9 @@ package dev.dlock.tck;
 import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.ForwardingLockBackend;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
-import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
 import java.time.Duration;
@@ -27,8 +27,7 @@ import java.util.function.Supplier;
  * <p>It can also make the way back slow: after {@link #delayAnswers(Duration)} every request still reaches
  * the store at once, but its answer reaches the client only after the delay, as over a congested link.
  */
-public final class FreezableBackend implements LockBackend {
-    private final LockBackend delegate;
+public final class FreezableBackend extends ForwardingLockBackend {
     private static final ScheduledExecutorService DELAYS = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "tck-answer-delay");
         t.setDaemon(true);
@@ -45,7 +44,7 @@ public final class FreezableBackend implements LockBackend {
      * @param delegate the real backend
      */
     public FreezableBackend(LockBackend delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     /** From now on, nothing reaches the store. */
@@ -127,21 +126,6 @@ public final class FreezableBackend implements LockBackend {
     }
 
     @Override
-    public boolean supports(Mode mode) {
-        return delegate.supports(mode);
-    }
-
-    @Override
-    public String toString() {
-        return delegate.toString();
-    }
-
-    @Override
-    public boolean leasesValid() {
-        return delegate.leasesValid();
-    }
-
-    @Override
     public CompletionStage<LockInfo> describe(LockKey key) {
         return pass(() -> delegate.describe(key));
     }
@@ -154,10 +138,5 @@ public final class FreezableBackend implements LockBackend {
     @Override
     public CompletionStage<Boolean> forceRelease(LockKey key) {
         return pass(() -> delegate.forceRelease(key));
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 }

@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * A TCP forwarder for fault tests: put it between a client and a real server, then {@link #cut()} to
@@ -29,12 +30,34 @@ import java.util.concurrent.ConcurrentHashMap;
  * }
  * }</pre>
  *
+ * <p>A {@link Tap} sees the bytes each connection sends towards the server, in order, before they are
+ * forwarded: the benchmark counts a store's requests from the wire with one.
+ *
  * <p>Concurrency: one accept thread, and two pump threads per forwarded connection, all daemon threads
- * named {@code tcp-proxy-*}; {@link #close()} stops them all.
+ * whose names start with {@link #THREAD_PREFIX}; {@link #close()} stops them all.
  */
 public final class TcpProxy implements AutoCloseable {
+    /** The name prefix of every thread a proxy starts. */
+    public static final String THREAD_PREFIX = "tcp-proxy-";
+
+    /** Sees the bytes one forwarded connection sends towards the server; called by one thread. */
+    @FunctionalInterface
+    public interface Tap {
+        /**
+         * Called with each chunk read from the client, before it is forwarded.
+         *
+         * @param buffer the bytes
+         * @param offset where they start
+         * @param length how many
+         */
+        void clientBytes(byte[] buffer, int offset, int length);
+    }
+
+    private static final Tap NO_TAP = (buffer, offset, length) -> {};
+
     private final String targetHost;
     private final int targetPort;
+    private final Supplier<? extends Tap> taps;
     private final ServerSocket server;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
@@ -42,11 +65,12 @@ public final class TcpProxy implements AutoCloseable {
     private volatile boolean frozen;
     private volatile boolean closed;
 
-    private TcpProxy(String targetHost, int targetPort) throws IOException {
+    private TcpProxy(String targetHost, int targetPort, Supplier<? extends Tap> taps) throws IOException {
         this.targetHost = targetHost;
         this.targetPort = targetPort;
+        this.taps = taps;
         this.server = new ServerSocket(0, 128, InetAddress.getLoopbackAddress());
-        this.acceptor = new Thread(this::acceptLoop, "tcp-proxy-accept-" + server.getLocalPort());
+        this.acceptor = new Thread(this::acceptLoop, THREAD_PREFIX + "accept-" + server.getLocalPort());
         acceptor.setDaemon(true);
         acceptor.start();
     }
@@ -60,7 +84,20 @@ public final class TcpProxy implements AutoCloseable {
      * @throws IOException if no port could be bound
      */
     public static TcpProxy start(String targetHost, int targetPort) throws IOException {
-        return new TcpProxy(targetHost, targetPort);
+        return new TcpProxy(targetHost, targetPort, () -> NO_TAP);
+    }
+
+    /**
+     * Starts a proxy on a free loopback port forwarding to the target, with a tap on each connection.
+     *
+     * @param targetHost the real server's host
+     * @param targetPort the real server's port
+     * @param taps makes the tap of each new connection
+     * @return the running proxy
+     * @throws IOException if no port could be bound
+     */
+    public static TcpProxy start(String targetHost, int targetPort, Supplier<? extends Tap> taps) throws IOException {
+        return new TcpProxy(targetHost, targetPort, taps);
     }
 
     /**
@@ -94,15 +131,6 @@ public final class TcpProxy implements AutoCloseable {
         closeAll();
     }
 
-    /**
-     * Whether the proxy is cut.
-     *
-     * @return true between {@link #cut()} and {@link #restore()}
-     */
-    public boolean isCut() {
-        return cut;
-    }
-
     private void closeAll() {
         for (Socket s : sockets) {
             closeQuietly(s);
@@ -131,12 +159,23 @@ public final class TcpProxy implements AutoCloseable {
                 continue;
             }
             sockets.add(upstream);
-            pump(client, upstream);
-            pump(upstream, client);
+            setNoDelay(client, upstream);
+            pump(client, upstream, taps.get());
+            pump(upstream, client, NO_TAP);
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private static void setNoDelay(Socket... sockets) {
+        for (Socket s : sockets) {
+            try {
+                s.setTcpNoDelay(true);
+            } catch (IOException ignored) {
+                // the connection already ended; its pump ends it here too
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to, Tap tap) {
         Thread t = new Thread(
                 () -> {
                     byte[] buffer = new byte[16 * 1024];
@@ -150,11 +189,12 @@ public final class TcpProxy implements AutoCloseable {
                             if (frozen) {
                                 continue; // dropped without a trace
                             }
+                            tap.clientBytes(buffer, 0, n);
                             out.write(buffer, 0, n);
                             out.flush();
                         }
-                    } catch (IOException e) {
-                        // connection closed by either side or by cut()
+                    } catch (IOException | RuntimeException e) {
+                        // connection closed by either side or by cut(), or the tap failed
                     } finally {
                         closeQuietly(from);
                         closeQuietly(to);
@@ -162,7 +202,7 @@ public final class TcpProxy implements AutoCloseable {
                         sockets.remove(to);
                     }
                 },
-                "tcp-proxy-pump-" + server.getLocalPort());
+                THREAD_PREFIX + "pump-" + server.getLocalPort());
         t.setDaemon(true);
         t.start();
     }

@@ -12,7 +12,7 @@ import org.springframework.core.annotation.AliasFor;
  * application's {@link dev.dlock.LockClient} bean.
  *
  * <pre>{@code
- * @DistributedLock(key = "'order:' + #orderId", waitTime = "5s")
+ * @WithLock(key = "'order:' + #orderId", waitTime = "5s")
  * public void ship(long orderId, Lease lease) {
  *     warehouse.ship(orderId, lease.fencingToken());
  * }
@@ -53,7 +53,7 @@ import org.springframework.core.annotation.AliasFor;
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
-public @interface DistributedLock {
+public @interface WithLock {
     /**
      * Alias for {@link #key()}.
      *

@@ -18,8 +18,8 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 
 /**
- * Applies {@link DistributedLock}: the pointcut matches annotated methods and checks each annotation once,
- * when the bean is proxied; the advice is a {@link DistributedLockInterceptor}.
+ * Applies {@link WithLock}: the pointcut matches annotated methods and checks each annotation once,
+ * when the bean is proxied; the advice is a {@link WithLockInterceptor}.
  *
  * <p>Why an advisor with a plain {@code MethodInterceptor} rather than an {@code @Aspect}: it needs only
  * spring-aop (no AspectJ weaver on the class path), it is applied by whichever auto-proxy creator the
@@ -32,21 +32,21 @@ import org.springframework.core.annotation.AnnotationUtils;
  * <p>Failure modes: an invalid annotation throws {@link IllegalStateException} from the pointcut, which
  * fails the creation of the bean and so the application's start.
  */
-final class DistributedLockAdvisor extends AbstractPointcutAdvisor implements DisposableBean {
+final class WithLockAdvisor extends AbstractPointcutAdvisor implements DisposableBean {
     private static final long serialVersionUID = 1L;
 
     private final transient ConcurrentHashMap<MethodClassKey, Optional<LockPlan>> plans = new ConcurrentHashMap<>();
     private final transient BeanFactory beanFactory;
-    private final transient DistributedLockInterceptor interceptor;
+    private final transient WithLockInterceptor interceptor;
     private final transient Pointcut pointcut = new AnnotatedMethods();
 
-    DistributedLockAdvisor(
+    WithLockAdvisor(
             ObjectProvider<LockClient> client,
             ObjectProvider<DlockProperties> properties,
             BeanFactory beanFactory,
             int order) {
         this.beanFactory = beanFactory;
-        this.interceptor = new DistributedLockInterceptor(this::plan, client, properties);
+        this.interceptor = new WithLockInterceptor(this::plan, client, properties);
         setOrder(order);
     }
 
@@ -54,10 +54,9 @@ final class DistributedLockAdvisor extends AbstractPointcutAdvisor implements Di
     LockPlan plan(Method method, Class<?> targetClass) {
         return plans.computeIfAbsent(new MethodClassKey(method, targetClass), key -> {
                     Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
-                    DistributedLock annotation =
-                            AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
+                    WithLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, WithLock.class);
                     if (annotation == null && specific != method) {
-                        annotation = AnnotatedElementUtils.findMergedAnnotation(method, DistributedLock.class);
+                        annotation = AnnotatedElementUtils.findMergedAnnotation(method, WithLock.class);
                     }
                     return annotation == null
                             ? Optional.empty()
@@ -85,7 +84,7 @@ final class DistributedLockAdvisor extends AbstractPointcutAdvisor implements Di
     private final class AnnotatedMethods extends StaticMethodMatcherPointcut {
         @Override
         public ClassFilter getClassFilter() {
-            return type -> AnnotationUtils.isCandidateClass(type, DistributedLock.class);
+            return type -> AnnotationUtils.isCandidateClass(type, WithLock.class);
         }
 
         @Override

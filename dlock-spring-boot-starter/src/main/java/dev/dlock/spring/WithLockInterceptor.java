@@ -1,5 +1,6 @@
 package dev.dlock.spring;
 
+import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockBackendException;
@@ -27,7 +28,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ObjectProvider;
 
 /**
- * Runs a {@link DistributedLock} method while holding its lock.
+ * Runs a {@link WithLock} method while holding its lock.
  *
  * <p>Synchronous methods take the thread-owned {@link java.util.concurrent.locks.Lock} view ({@code
  * tryLock} with the wait time, {@code unlock} in {@code finally}), which makes nested calls on one thread
@@ -44,8 +45,8 @@ import org.springframework.beans.factory.ObjectProvider;
  * call with {@link LeaseLostException} after the method returned. A release that fails only logs: the
  * work was protected to its end and the store frees the lock when the lease runs out.
  */
-final class DistributedLockInterceptor implements MethodInterceptor {
-    private static final Log log = LogFactory.getLog(DistributedLockInterceptor.class);
+final class WithLockInterceptor implements MethodInterceptor {
+    private static final Log log = LogFactory.getLog(WithLockInterceptor.class);
     private static final Duration FALLBACK_WAIT = Duration.ofSeconds(30);
 
     /** Finds the plan of a called method. */
@@ -59,8 +60,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
     private final ObjectProvider<DlockProperties> properties;
     private final ExecutorService releases;
 
-    DistributedLockInterceptor(
-            Plans plans, ObjectProvider<LockClient> client, ObjectProvider<DlockProperties> properties) {
+    WithLockInterceptor(Plans plans, ObjectProvider<LockClient> client, ObjectProvider<DlockProperties> properties) {
         this.plans = plans;
         this.client = client;
         this.properties = properties;
@@ -85,7 +85,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         LockPlan.Names names = plan.names(target, invocation.getArguments());
-        dev.dlock.DistributedLock lock = plan.lock(client.getObject(), names);
+        DistributedLock lock = plan.lock(client.getObject(), names);
         Duration wait = plan.waitTime(defaultWait());
         return switch (plan.kind()) {
             case SYNC -> callHolding(plan, lock, wait, invocation);
@@ -102,12 +102,11 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 
     // ---- synchronous methods
 
-    private Object callHolding(
-            LockPlan plan, dev.dlock.DistributedLock lock, Duration wait, MethodInvocation invocation)
+    private Object callHolding(LockPlan plan, DistributedLock lock, Duration wait, MethodInvocation invocation)
             throws Throwable {
         boolean held;
         try {
-            held = lock.tryLock(saturatedNanos(wait), TimeUnit.NANOSECONDS);
+            held = lock.tryLock(TimeUnit.NANOSECONDS.convert(wait), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockException(plan.label() + ": interrupted while waiting for '" + lock.name() + "'", e);
@@ -150,14 +149,6 @@ final class DistributedLockInterceptor implements MethodInterceptor {
         return result;
     }
 
-    private static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
-    }
-
     private static Object notAcquired(LockPlan plan, MethodInvocation invocation, LockException cause)
             throws Throwable {
         return switch (plan.ifNotAcquired()) {
@@ -169,8 +160,7 @@ final class DistributedLockInterceptor implements MethodInterceptor {
 
     // ---- CompletableFuture and CompletionStage methods
 
-    private Object callAsync(
-            LockPlan plan, dev.dlock.DistributedLock lock, Duration wait, MethodInvocation invocation) {
+    private Object callAsync(LockPlan plan, DistributedLock lock, Duration wait, MethodInvocation invocation) {
         CompletableFuture<Object> result = new CompletableFuture<>();
         CompletableFuture<Lease> acquisition;
         try {
