@@ -1,13 +1,9 @@
 package dev.dlock.cli;
 
 import dev.dlock.spi.LockBackendProvider;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -22,8 +18,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.ServiceLoader;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.h2.tools.Server;
 import picocli.CommandLine;
@@ -262,9 +256,10 @@ final class DemoCommand implements Plan, Main.Validated {
             env.out().println();
             env.out().flush();
 
-            List<Row> rows = new ArrayList<>();
+            List<DemoWorkers.Row> rows = new ArrayList<>();
             try (Connection admin = DriverManager.getConnection(databaseUrl);
-                    Workers buyerProcesses = new Workers(databaseUrl)) {
+                    DemoWorkers buyerProcesses =
+                            new DemoWorkers(env, databaseUrl, workers, threads, think, stock, buyers)) {
                 for (FlashSale.Strategy strategy : strategies) {
                     if (strategy == FlashSale.Strategy.DLOCK) {
                         for (String uri : lockBackends) {
@@ -279,7 +274,7 @@ final class DemoCommand implements Plan, Main.Validated {
             printTable(rows);
             int expected = Math.min(stock, buyers);
             boolean allGood = true;
-            for (Row row : rows) {
+            for (DemoWorkers.Row row : rows) {
                 if (row.locking() && (row.sold() != expected || row.oversold() != 0 || row.errors() > 0)) {
                     env.err()
                             .println("demo: FAILED: " + row.label() + " sold " + row.sold() + " of " + expected
@@ -299,162 +294,10 @@ final class DemoCommand implements Plan, Main.Validated {
         }
     }
 
-    /** What one strategy did. */
-    record Row(
-            String label,
-            boolean locking,
-            int sold,
-            int oversold,
-            double ordersPerSecond,
-            long p50,
-            long p99,
-            int errors) {}
-
-    /** The buyer processes of one demo run, started once and given one round per strategy. */
-    private final class Workers implements AutoCloseable {
-        private final List<Process> processes = new ArrayList<>();
-        private final List<BufferedReader> outputs = new ArrayList<>();
-
-        Workers(String databaseUrl) throws IOException {
-            try {
-                for (int w = 0; w < workers; w++) {
-                    Process process = new ProcessBuilder(JavaCommand.forMain(
-                                    List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-                                    "worker",
-                                    "--database",
-                                    databaseUrl,
-                                    "--threads",
-                                    Integer.toString(threads),
-                                    "--think",
-                                    think.toString()))
-                            .redirectError(ProcessBuilder.Redirect.INHERIT)
-                            .start();
-                    processes.add(process);
-                    outputs.add(new BufferedReader(
-                            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)));
-                }
-                for (int w = 0; w < workers; w++) {
-                    readUntil(w, "READY");
-                }
-            } catch (IOException | RuntimeException e) {
-                close();
-                throw e;
-            }
-        }
-
-        /** Runs one round: every worker prepares, then all start at one signal. */
-        Row run(Connection admin, FlashSale.Strategy strategy, String lockUri) throws Exception {
-            String label = lockUri == null ? strategy.label() : "dlock " + label(lockUri);
-            env.err().println("demo: running " + label + " ...");
-            FlashSale.setUp(admin, stock);
-            int first = 0;
-            for (int w = 0; w < workers; w++) {
-                int share = buyers / workers + (w < buyers % workers ? 1 : 0);
-                send(
-                        w,
-                        "PREPARE\t" + strategy.name() + "\t" + first + "\t" + share
-                                + (lockUri == null ? "" : "\t" + lockUri));
-                first += share;
-            }
-            for (int w = 0; w < workers; w++) {
-                readUntil(w, "READY");
-            }
-            // A worker that hangs is killed, which ends its output and fails the round with a message.
-            CompletableFuture<Void> watchdog = CompletableFuture.runAsync(
-                    () -> processes.forEach(Process::destroyForcibly),
-                    CompletableFuture.delayedExecutor(STRATEGY_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
-            long started = System.nanoTime();
-            for (int w = 0; w < workers; w++) {
-                send(w, "GO");
-            }
-            List<long[]> latencies = new ArrayList<>();
-            int errors = 0;
-            for (int w = 0; w < workers; w++) {
-                String[] result = readUntil(w, "RESULT").split(" ", 5);
-                errors += Integer.parseInt(result[3]);
-                latencies.add(
-                        result.length < 5 || result[4].isEmpty()
-                                ? new long[0]
-                                : Arrays.stream(result[4].split(","))
-                                        .mapToLong(Long::parseLong)
-                                        .toArray());
-            }
-            double seconds = (System.nanoTime() - started) / 1e9;
-            watchdog.cancel(false);
-            int sold = FlashSale.orders(admin);
-            long[] all =
-                    latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
-            return new Row(
-                    label,
-                    strategy != FlashSale.Strategy.NONE,
-                    sold,
-                    Math.max(0, sold - stock),
-                    buyers / seconds,
-                    percentile(all, 0.50),
-                    percentile(all, 0.99),
-                    errors);
-        }
-
-        private void send(int worker, String line) throws IOException {
-            OutputStream in = processes.get(worker).getOutputStream();
-            in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-            in.flush();
-        }
-
-        /** Reads a worker's output up to the line starting with {@code prefix}; passes ERROR lines on. */
-        private String readUntil(int worker, String prefix) throws IOException {
-            Process process = processes.get(worker);
-            while (true) {
-                String line = outputs.get(worker).readLine();
-                if (line == null) {
-                    throw new IllegalStateException("demo worker " + process.pid() + " exited before " + prefix
-                            + " (see its errors above; a round is stopped after " + STRATEGY_TIMEOUT.toMinutes()
-                            + " minutes)");
-                }
-                if (line.startsWith(prefix)) {
-                    return line;
-                }
-                if (line.startsWith("ERROR ")) {
-                    env.err().println("demo: worker " + process.pid() + ": " + line.substring(6));
-                }
-            }
-        }
-
-        /** Ends the workers: end of input makes them exit; those still alive after 10 s are killed. */
-        @Override
-        public void close() {
-            for (Process process : processes) {
-                try {
-                    process.getOutputStream().close();
-                } catch (IOException e) {
-                    process.destroyForcibly();
-                }
-            }
-            for (Process process : processes) {
-                try {
-                    if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                        process.destroyForcibly();
-                    }
-                } catch (InterruptedException e) {
-                    process.destroyForcibly();
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-    }
-
-    private static long percentile(long[] sorted, double fraction) {
-        if (sorted.length == 0) {
-            return 0;
-        }
-        int index = (int) Math.ceil(fraction * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
-    }
-
-    private void printTable(List<Row> rows) {
+    private void printTable(List<DemoWorkers.Row> rows) {
         List<String[]> cells = new ArrayList<>();
         cells.add(new String[] {"strategy", "sold", "oversold", "orders/s", "p50", "p99"});
-        for (Row row : rows) {
+        for (DemoWorkers.Row row : rows) {
             cells.add(new String[] {
                 row.label(),
                 Integer.toString(row.sold()),

@@ -7,6 +7,7 @@ import dev.dlock.LockClient;
 import dev.dlock.spi.Mode;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -207,7 +208,7 @@ final class LockWorld {
                 awaitNoHeldLeases(c);
             }
         } finally {
-            clients.forEach(LockClient::close); // also when a check failed, so no client outlives the run
+            Arrays.stream(clients).forEach(LockClient::close); // also when a check failed, so no client outlives the run
         }
         try (LockClient probe = fresh.get()
                 .namespace(namespace)
