@@ -26,10 +26,12 @@ import java.util.TreeSet;
  *       updates).
  *   <li><b>Token regressions</b> (must be 0): see {@link TokenOrder}.
  *   <li><b>Superseded leases</b>: a section still open (no release yet) when another client's grant of
- *       the same exclusive lock with a higher token arrived (its report may have arrived first). Its next report after that grant decides: {@code lost} or {@code
- *       told} = the holder was told before its next fenced step; {@code valid} (or a write of a section
- *       that does not check again) = it was not, and the fenced step that followed was rejected (the fence caught it) or accepted (the successor had not written
- *       yet). Each is attributed to the faults in effect on that client or the store during the section.
+ *       the same exclusive lock with a higher token arrived (its report may have arrived first). A {@code
+ *       lost} signal or {@code told} check before the holder's next fenced step after that grant (even
+ *       one before the grant) = the holder was told; else {@code valid} (or a write of a section that does
+ *       not check again) = it was not, and the fenced step that followed was rejected (the fence caught
+ *       it) or accepted (the successor had not written yet). Each is attributed to the faults in effect on
+ *       that client or the store during the section.
  *   <li><b>Liveness</b>: after every moment all faults have healed, some grant must arrive within the
  *       lease time plus the store's margin, unless the next fault came first; at the end, every lock must
  *       be granted within that window.
@@ -294,13 +296,14 @@ final class Checker {
             String verdict = null;
             boolean sawValid = false;
             for (Event e : old.events) {
-                if (e.at() <= next.grantAt) {
-                    continue;
-                }
                 String t = e.type();
+                // a lost signal or failed check before the successor's grant tells the holder too
                 if (!sawValid && (t.equals("lost") || t.equals("told"))) {
                     verdict = "told";
                     break;
+                }
+                if (e.at() <= next.grantAt) {
+                    continue;
                 }
                 if (t.equals("valid")) {
                     sawValid = true;

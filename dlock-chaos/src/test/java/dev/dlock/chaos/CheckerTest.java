@@ -157,9 +157,16 @@ class CheckerTest {
         events.add(new Event(4300, 1, "write_rejected", "x", "old4", 11, "unchecked 7", 0, 0));
         events.add(new Event(4400, 1, "release", "x", "old4", 11, "", 0, 0));
         events.add(new Event(4401, 2, "release", "x", "new4", 12, "", 0, 0));
+        // told before the successor was granted: the lost signal came first, the unchecked write after
+        events.add(new Event(5000, 1, "grant", "x", "old5", 13, "", 0, 0));
+        events.add(new Event(5100, 1, "lost", "x", "old5", 13, "", 0, 0));
+        events.add(new Event(5200, 2, "grant", "x", "new5", 14, "", 0, 0));
+        events.add(new Event(5300, 1, "write_rejected", "x", "old5", 13, "unchecked 9", 0, 0));
+        events.add(new Event(5400, 1, "release", "x", "old5", 13, "", 0, 0));
+        events.add(new Event(5401, 2, "release", "x", "new5", 14, "", 0, 0));
         Map<String, Object> figures = checker(10_000).figures();
         assertThat(figure(figures, "superseded", "told_before_next_fenced_step"))
-                .isEqualTo(1);
+                .isEqualTo(2);
         assertThat(figure(figures, "superseded", "not_told_fence_rejected")).isEqualTo(2);
         assertThat(figure(figures, "superseded", "not_told_fence_accepted")).isEqualTo(1);
         Map<String, Map<String, Long>> byFault = (Map<String, Map<String, Long>>) figures.get("by_fault");
