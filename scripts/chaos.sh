@@ -8,7 +8,7 @@
 # Without it every store gets --events fault events (default 1000). Results: target/chaos/report.json,
 # report.md and timeline-<store>.png. Exit status 1 when a hard target is missed, 2 for bad arguments.
 #
-# Needs redis-server + redis-tools, postgresql, mariadb-server, iproute2 and faketime (scripts/test.sh
+# Needs redis-server + redis-tools, postgresql, mariadb-server, etcd-server, iproute2 and faketime (scripts/test.sh
 # installs them); network namespaces need root (without them the partition fault is left out).
 # Set CHAOS_SKIP_BUILD=1 to reuse the last build of dlock-chaos.
 set -euo pipefail

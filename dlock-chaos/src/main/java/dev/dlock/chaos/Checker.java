@@ -24,11 +24,14 @@ import java.util.TreeSet;
  *   <li><b>Unfenced control</b>: sections whose database-clock interval began while as many others as
  *       the lock has permits were inside (overlaps), and unfenced increments minus the final value (lost
  *       updates).
+ *   <li><b>Token regressions</b> (must be 0): see {@link TokenOrder}.
  *   <li><b>Superseded leases</b>: a section still open (no release yet) when another client's grant of
- *       the same exclusive lock arrived. Its next report after that grant decides: {@code lost} or {@code
- *       told} = the holder was told before its next fenced step; {@code valid} (or a write of a section
- *       that does not check again) = it was not, and the fenced step that followed was rejected (the fence caught it) or accepted (the successor had not written
- *       yet). Each is attributed to the faults in effect on that client or the store during the section.
+ *       the same exclusive lock with a higher token arrived (its report may have arrived first). A {@code
+ *       lost} signal or {@code told} check before the holder's next fenced step after that grant (even
+ *       one before the grant) = the holder was told; else {@code valid} (or a write of a section that does
+ *       not check again) = it was not, and the fenced step that followed was rejected (the fence caught
+ *       it) or accepted (the successor had not written yet). Each is attributed to the faults in effect on
+ *       that client or the store during the section.
  *   <li><b>Liveness</b>: after every moment all faults have healed, some grant must arrive within the
  *       lease time plus the store's margin, unless the next fault came first; at the end, every lock must
  *       be granted within that window.
@@ -52,15 +55,17 @@ final class Checker {
         final int client;
         final String lock;
         final long token;
+        final long invokeAt;
         final long grantAt;
         long endAt;
         final List<Event> events = new ArrayList<>();
 
-        Section(Event grant, long end) {
+        Section(Event grant, long invokeAt, long end) {
             this.id = grant.section();
             this.client = grant.client();
             this.lock = grant.lock();
             this.token = grant.token();
+            this.invokeAt = invokeAt;
             this.grantAt = grant.at();
             this.endAt = end;
         }
@@ -72,6 +77,7 @@ final class Checker {
         this.ledgers = ledgers;
         this.window = window;
         this.end = end;
+        Map<String, Long> invokes = new HashMap<>();
         for (Event e : events) {
             if (e.type().equals("hello")) {
                 // a client that says hello again was killed: its open sections ended at the kill
@@ -79,8 +85,11 @@ final class Checker {
                 sections.values().stream()
                         .filter(s -> s.client == e.client() && s.endAt == end)
                         .forEach(s -> s.endAt = killTime(s.client, s.grantAt, at));
+            } else if (e.type().equals("invoke")) {
+                invokes.put(e.section(), e.at());
             } else if (e.type().equals("grant")) {
-                sections.put(e.section(), new Section(e, end));
+                // a section is reported invoke first, on the same connection as its grant
+                sections.put(e.section(), new Section(e, invokes.getOrDefault(e.section(), e.at()), end));
             }
             Section s = sections.get(e.section());
             if (s != null) {
@@ -115,6 +124,21 @@ final class Checker {
         for (FaultRecord f : faults) {
             long fEnd = f.end() < 0 ? end : f.end();
             if ((f.client() < 0 || f.client() == s.client) && f.start() <= s.endAt && fEnd >= s.grantAt) {
+                hit.add(f.fault());
+            }
+        }
+        return hit;
+    }
+
+    /** The faults in effect on either section's client or the store from the first's invoke to the second's grant. */
+    private Set<Fault> faultsBetween(Section first, Section second) {
+        Set<Fault> hit = new TreeSet<>();
+        long from = Math.min(first.invokeAt, second.invokeAt);
+        long to = Math.max(first.grantAt, second.grantAt);
+        for (FaultRecord f : faults) {
+            long fEnd = f.end() < 0 ? end : f.end();
+            boolean onThem = f.client() < 0 || f.client() == first.client || f.client() == second.client;
+            if (onThem && f.start() <= to && fEnd >= from) {
                 hit.add(f.fault());
             }
         }
@@ -188,7 +212,14 @@ final class Checker {
         }
         out.put("stale_writes_accepted", stale);
         out.put("lost_updates", lost);
-        out.put("token_regressions", tokenRegressions());
+        TokenOrder order = new TokenOrder(sections.values(), this::faultsBetween);
+        out.put("token_regressions", (long) order.regressions().size());
+        out.put("token_regression_pairs", order.regressions());
+        out.put("token_arrival_order_differs", order.arrivalOrderDiffers());
+        if (!order.regressions().isEmpty()) {
+            failures.add(order.regressions().size() + " token regression(s): a grant's token not above one granted"
+                    + " before its acquire began");
+        }
         if (stale > 0) {
             failures.add(stale + " stale fenced write(s) accepted");
         }
@@ -196,22 +227,6 @@ final class Checker {
             failures.add(lost + " fenced update(s) lost");
         }
         return out;
-    }
-
-    private long tokenRegressions() {
-        long regressions = 0;
-        Map<String, Long> max = new HashMap<>();
-        for (Section s : sections.values()) {
-            if (s.lock.equals("sem")) {
-                continue;
-            }
-            Long before = max.get(s.lock);
-            if (before != null && s.token <= before) {
-                regressions++;
-            }
-            max.merge(s.lock, s.token, Math::max);
-        }
-        return regressions;
     }
 
     private Map<String, Object> unfenced(Map<String, Map<String, Long>> byFault) {
@@ -270,7 +285,9 @@ final class Checker {
             }
             Section next = grants.stream()
                     .filter(g -> g.lock.equals(old.lock) && g.client != old.client)
-                    .filter(g -> g.grantAt > old.grantAt && g.grantAt < old.endAt)
+                    // the store's order is the tokens' (checked above): a successor has a higher token,
+                    // whichever grant report arrived first
+                    .filter(g -> g.token > old.token && g.grantAt < old.endAt)
                     .findFirst()
                     .orElse(null);
             if (next == null) {
@@ -279,13 +296,14 @@ final class Checker {
             String verdict = null;
             boolean sawValid = false;
             for (Event e : old.events) {
-                if (e.at() <= next.grantAt) {
-                    continue;
-                }
                 String t = e.type();
+                // a lost signal or failed check before the successor's grant tells the holder too
                 if (!sawValid && (t.equals("lost") || t.equals("told"))) {
                     verdict = "told";
                     break;
+                }
+                if (e.at() <= next.grantAt) {
+                    continue;
                 }
                 if (t.equals("valid")) {
                     sawValid = true;

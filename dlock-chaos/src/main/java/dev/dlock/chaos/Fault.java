@@ -25,9 +25,9 @@ enum Fault {
     RESTART_STORE("restart-store", false),
     /** SENTINEL FAILOVER: the Sentinels promote a replica. */
     FAILOVER("failover", false),
-    /** Kill the ZooKeeper leader and restart it. */
+    /** Kill the leader (ZooKeeper, etcd) and restart it. */
     LEADER_KILL("leader-kill", false),
-    /** Kill two of the three ZooKeeper servers, then restart them. */
+    /** Kill two of the three servers (ZooKeeper, etcd), then restart them. */
     QUORUM_LOSS("quorum-loss", false),
     /** Step the store's clock forward or back (libfaketime), then back. */
     CLOCK_STORE("clock-store", false);

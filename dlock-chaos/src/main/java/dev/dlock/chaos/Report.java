@@ -126,10 +126,11 @@ final class Report {
                 .append(" s\n\n");
         b.append(
                         "| store | fault events | sections | fenced writes accepted | rejected as stale | **stale accepted** |")
+                .append(" **token regressions** |")
                 .append(" fenced lost updates | unfenced overlaps | unfenced lost updates | superseded: told |")
                 .append(" not told, fence rejected | not told, fence accepted | liveness failures |")
                 .append(" held after run | raw leftovers | result |\n");
-        b.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        b.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (StoreRun.Result r : results) {
             Map<String, Object> f = r.figures();
             b.append("| ").append(r.store());
@@ -139,6 +140,7 @@ final class Report {
                     "fenced.writes_accepted",
                     "fenced.writes_rejected_stale",
                     "fenced.stale_writes_accepted",
+                    "fenced.token_regressions",
                     "fenced.lost_updates",
                     "unfenced.overlaps",
                     "unfenced.lost_updates",

@@ -5,8 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The stores the suite knows, by command-line name, in the order they run. A new store (Redlock, etcd)
- * joins with one entry here and a {@link Store} implementation that starts its processes.
+ * The stores the suite knows, by command-line name, in the order they run. A new store joins with one
+ * entry here and a {@link Store} implementation that starts its processes.
  */
 final class Stores {
     /** Starts a store: the address to listen on, a directory for its files, the class path for JVMs. */
@@ -23,6 +23,7 @@ final class Stores {
         ALL.put("redis-cluster", (host, dir, cp) -> RedisStores.cluster(host, dir));
         ALL.put("redlock", (host, dir, cp) -> RedisStores.redlock(host, dir));
         ALL.put("zookeeper", ZooKeeperEnsemble::start);
+        ALL.put("etcd", EtcdCluster::start);
         ALL.put("postgresql", (host, dir, cp) -> SqlStore.postgres(host, dir));
         ALL.put("mariadb", (host, dir, cp) -> SqlStore.mariadb(host, dir));
     }

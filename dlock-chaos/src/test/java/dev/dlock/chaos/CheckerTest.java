@@ -30,11 +30,13 @@ class CheckerTest {
         event(at + 50, client, "release", lock, section, token);
     }
 
+    /** Grants of the three locks at {@code at}, with token {@code 1 + at / 1000}. */
     private void grantsOfEveryLockAt(long at) {
-        section(at, 1, "x", "1.x" + at, at);
-        section(at, 2, "rw", "2.rw" + at, at);
-        event(at, 3, "grant", "sem", "3.sem" + at, at);
-        event(at + 10, 3, "release", "sem", "3.sem" + at, at);
+        long token = 1 + at / 1000;
+        section(at, 1, "x", "1.x" + at, token);
+        section(at, 2, "rw", "2.rw" + at, token);
+        event(at, 3, "grant", "sem", "3.sem" + at, token);
+        event(at + 10, 3, "release", "sem", "3.sem" + at, token);
     }
 
     @SuppressWarnings("unchecked")
@@ -58,7 +60,7 @@ class CheckerTest {
                         "x",
                         1,
                         1,
-                        List.of(new Ledger.FencedWrite(100, "1.x100")),
+                        List.of(new Ledger.FencedWrite(1, "1.x100")),
                         List.of(new Ledger.Interval("1.x100", 0, 10, 0))));
         Checker checker = checker(1_000);
         Map<String, Object> figures = checker.figures();
@@ -94,8 +96,8 @@ class CheckerTest {
     @Test
     void unfencedOverlapsAndLostUpdatesAreCountedAndAttributed() {
         grantsOfEveryLockAt(100);
-        section(200, 1, "x", "p", 1);
-        section(300, 2, "x", "q", 2);
+        section(200, 1, "x", "p", 2);
+        section(300, 2, "x", "q", 3);
         faults.add(new FaultRecord(Fault.PAUSE_CLIENT, "client 1", 1, 210, 400));
         ledgers.put(
                 "x",
@@ -155,9 +157,16 @@ class CheckerTest {
         events.add(new Event(4300, 1, "write_rejected", "x", "old4", 11, "unchecked 7", 0, 0));
         events.add(new Event(4400, 1, "release", "x", "old4", 11, "", 0, 0));
         events.add(new Event(4401, 2, "release", "x", "new4", 12, "", 0, 0));
+        // told before the successor was granted: the lost signal came first, the unchecked write after
+        events.add(new Event(5000, 1, "grant", "x", "old5", 13, "", 0, 0));
+        events.add(new Event(5100, 1, "lost", "x", "old5", 13, "", 0, 0));
+        events.add(new Event(5200, 2, "grant", "x", "new5", 14, "", 0, 0));
+        events.add(new Event(5300, 1, "write_rejected", "x", "old5", 13, "unchecked 9", 0, 0));
+        events.add(new Event(5400, 1, "release", "x", "old5", 13, "", 0, 0));
+        events.add(new Event(5401, 2, "release", "x", "new5", 14, "", 0, 0));
         Map<String, Object> figures = checker(10_000).figures();
         assertThat(figure(figures, "superseded", "told_before_next_fenced_step"))
-                .isEqualTo(1);
+                .isEqualTo(2);
         assertThat(figure(figures, "superseded", "not_told_fence_rejected")).isEqualTo(2);
         assertThat(figure(figures, "superseded", "not_told_fence_accepted")).isEqualTo(1);
         Map<String, Map<String, Long>> byFault = (Map<String, Map<String, Long>>) figures.get("by_fault");
@@ -190,5 +199,75 @@ class CheckerTest {
         assertThat(figure(figures, "liveness", "checks")).isEqualTo(1);
         assertThat(figure(figures, "liveness", "max_ms_to_first_grant_after_heal"))
                 .isEqualTo(500);
+    }
+
+    @Test
+    void aLowerTokenReportedLaterByAConcurrentAcquireIsNotARegression() {
+        grantsOfEveryLockAt(100);
+        // both acquires begin before either grant is reported; client 1 got token 10 first, but was slow
+        // to report it (paused between acquire returning and its report) and arrives after client 3's 20
+        event(1000, 1, "invoke", "x", "slow", 0);
+        event(1010, 3, "invoke", "x", "fast", 0);
+        event(1050, 3, "grant", "x", "fast", 20);
+        event(1300, 1, "grant", "x", "slow", 10);
+        event(1310, 3, "valid", "x", "fast", 20);
+        event(1311, 3, "claim_ok", "x", "fast", 20);
+        event(1320, 1, "valid", "x", "slow", 10);
+        event(1321, 1, "claim_rejected", "x", "slow", 10);
+        event(1400, 1, "release", "x", "slow", 10);
+        event(1401, 3, "release", "x", "fast", 20);
+        Checker checker = checker(10_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "fenced", "token_regressions")).isZero();
+        assertThat(figure(figures, "fenced", "token_arrival_order_differs")).isEqualTo(1);
+        assertThat(checker.failures()).isEmpty();
+        // the superseded holder is the lower token's, whose grant report came second
+        assertThat(figure(figures, "superseded", "not_told_fence_rejected")).isEqualTo(1);
+        assertThat(figure(figures, "superseded", "not_told_fence_accepted")).isZero();
+    }
+
+    @Test
+    void aLowerTokenGrantedAfterAnEarlierGrantWasReportedIsARegressionAndFailsTheRun() {
+        grantsOfEveryLockAt(100);
+        faults.add(new FaultRecord(Fault.KILL_STORE, "node 2", -1, 900, 1_200));
+        event(990, 1, "invoke", "x", "first", 0);
+        section(1000, 1, "x", "first", 20);
+        event(1100, 2, "invoke", "x", "second", 0);
+        section(1150, 2, "x", "second", 15);
+        Checker checker = checker(10_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "fenced", "token_regressions")).isEqualTo(1);
+        assertThat(figure(figures, "fenced", "token_arrival_order_differs")).isZero();
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> pairs =
+                (List<Map<String, Object>>) ((Map<String, Object>) figures.get("fenced")).get("token_regression_pairs");
+        assertThat(pairs).singleElement().satisfies(p -> {
+            assertThat(p)
+                    .containsEntry("lock", "x")
+                    .containsEntry("first_section", "first")
+                    .containsEntry("first_client", 1)
+                    .containsEntry("first_token", 20L)
+                    .containsEntry("second_client", 2)
+                    .containsEntry("second_token", 15L)
+                    .containsEntry("ms_between", 100L)
+                    .containsEntry("faults", List.of("kill-store"));
+        });
+        assertThat(checker.failures())
+                .filteredOn(f -> f.contains("token"))
+                .singleElement()
+                .asString()
+                .startsWith("1 token regression(s)");
+    }
+
+    @Test
+    void oneTokenForTwoConcurrentGrantsIsARegression() {
+        grantsOfEveryLockAt(100);
+        event(1000, 1, "invoke", "x", "a", 0);
+        event(1001, 2, "invoke", "x", "b", 0);
+        section(1010, 1, "x", "a", 30);
+        section(1020, 2, "x", "b", 30);
+        Checker checker = checker(10_000);
+        assertThat(figure(checker.figures(), "fenced", "token_regressions")).isEqualTo(1);
+        assertThat(checker.failures()).anyMatch(f -> f.contains("token regression"));
     }
 }
