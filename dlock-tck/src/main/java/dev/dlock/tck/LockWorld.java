@@ -208,7 +208,8 @@ final class LockWorld {
                 awaitNoHeldLeases(c);
             }
         } finally {
-            Arrays.stream(clients).forEach(LockClient::close); // also when a check failed, so no client outlives the run
+            Arrays.stream(clients)
+                    .forEach(LockClient::close); // also when a check failed, so no client outlives the run
         }
         try (LockClient probe = fresh.get()
                 .namespace(namespace)
