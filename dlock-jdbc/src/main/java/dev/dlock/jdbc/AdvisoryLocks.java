@@ -88,7 +88,7 @@ final class AdvisoryLocks {
 
     /** PostgreSQL: a 64-bit key; MySQL: a name of at most 64 characters. Both from the resource's hash. */
     private String lockId(LockKey key) {
-        byte[] hash = LeaseTable.sha256(table.prefix() + '\n' + key.namespace() + '\n' + key.name());
+        byte[] hash = Tables.sha256(table.prefix() + '\n' + key.namespace() + '\n' + key.name());
         if (postgres()) {
             return Long.toString(ByteBuffer.wrap(hash).getLong());
         }
@@ -204,7 +204,7 @@ final class AdvisoryLocks {
     private boolean tryLock(DedicatedSession s, String id) throws SQLException {
         String sql = postgres() ? "SELECT pg_try_advisory_lock(?), " : "SELECT GET_LOCK(?, 0), ";
         try (PreparedStatement ps =
-                s.connection().prepareStatement(sql + DedicatedSession.sessionIdSql(table.dialect()))) {
+                s.connection().prepareStatement(sql + table.dialect().sessionIdSql())) {
             if (postgres()) {
                 ps.setLong(1, Long.parseLong(id));
             } else {
