@@ -64,15 +64,16 @@ final class AdvisoryLocks {
     private long earliestExpiryNanos; // only on the thread; no later than any hold's expiry
     private ScheduledFuture<?> sweep; // only on the thread
     private long sweepAtNanos;
-    private final Backoff backoff = new Backoff();
+    private final Backoff backoff;
     private volatile DedicatedSession session; // used on the thread; discarded by close if stuck
 
-    AdvisoryLocks(LeaseTable table, DedicatedSession.Source source, String threadName) {
+    AdvisoryLocks(LeaseTable table, DedicatedSession.Source source, String threadName, Backoff backoff) {
         if (table.dialect() == Dialect.H2) {
             throw new IllegalArgumentException("the advisory flavour needs PostgreSQL or MySQL/MariaDB, not H2");
         }
         this.table = table;
         this.source = source;
+        this.backoff = backoff;
         this.thread = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);

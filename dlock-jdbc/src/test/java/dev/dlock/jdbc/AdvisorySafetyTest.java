@@ -127,7 +127,8 @@ abstract class AdvisorySafetyTest {
     void closeNeverGivesThePoolASessionHoldingLocks() throws Exception {
         try (HikariDataSource pool = AutoCommitOffTest.autoCommitOffPool(url(), 2)) {
             LeaseTable table = new LeaseTable(dialect(), prefix, new Transactions(dialect(), 2_000));
-            AdvisoryLocks advisory = new AdvisoryLocks(table, pool::getConnection, "advisory-close-test");
+            AdvisoryLocks advisory =
+                    new AdvisoryLocks(table, pool::getConnection, "advisory-close-test", new Backoff());
             LockKey key = new LockKey("ns", "left-held", Mode.EXCLUSIVE);
             assertThat(advisory.acquire(new AcquireRequest(key, "owner-1", 60_000, 1, 0, null))
                             .get(10, TimeUnit.SECONDS)
