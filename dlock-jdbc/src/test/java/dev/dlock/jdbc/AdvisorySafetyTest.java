@@ -34,7 +34,10 @@ abstract class AdvisorySafetyTest {
 
     abstract String url();
 
-    abstract Dialect dialect();
+    /** The database of {@link #url()}. */
+    final Dialect dialect() {
+        return Dialect.ofUrl(url());
+    }
 
     /** How many advisory locks the session of this pooled connection holds (at least of {@code key}'s). */
     abstract int advisoryLocksHeld(Connection pooled, LockKey key) throws SQLException;

@@ -46,7 +46,10 @@ abstract class DatabaseBehaviourTest {
     /** The URL of the database under test. */
     abstract String url();
 
-    abstract Dialect dialect();
+    /** The database of {@link #url()}. */
+    final Dialect dialect() {
+        return Dialect.ofUrl(url());
+    }
 
     /** A URL where nothing answers, for the unreachable-database test. */
     abstract String unreachableUrl(int port);

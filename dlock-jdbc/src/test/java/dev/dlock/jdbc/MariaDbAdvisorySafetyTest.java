@@ -14,11 +14,6 @@ class MariaDbAdvisorySafetyTest extends AdvisorySafetyTest {
     }
 
     @Override
-    Dialect dialect() {
-        return Dialect.MYSQL;
-    }
-
-    @Override
     int advisoryLocksHeld(Connection pooled, LockKey key) throws SQLException {
         // The name AdvisoryLocks gives the lock: a hash of prefix, namespace and name.
         String name = "dlock:"

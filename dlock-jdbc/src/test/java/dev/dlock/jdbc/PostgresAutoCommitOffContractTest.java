@@ -29,7 +29,8 @@ class PostgresAutoCommitOffContractTest extends DatabaseContractTest {
             config.setAutoCommit(false);
             config.setMaximumPoolSize(6);
             config.setMinimumIdle(1);
-            config.setConnectionTimeout(1_000);
+            // As the backend's own pool for a URI: a loaded machine may take a second to connect.
+            config.setConnectionTimeout(context.operationTimeout().toMillis());
             config.setValidationTimeout(500);
             config.setInitializationFailTimeout(-1);
             config.setDataSourceProperties(JdbcBackends.driverProperties(
