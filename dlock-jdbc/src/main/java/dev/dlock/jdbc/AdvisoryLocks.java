@@ -64,15 +64,16 @@ final class AdvisoryLocks {
     private long earliestExpiryNanos; // only on the thread; no later than any hold's expiry
     private ScheduledFuture<?> sweep; // only on the thread
     private long sweepAtNanos;
-    private final Backoff backoff = new Backoff();
+    private final Backoff backoff;
     private volatile DedicatedSession session; // used on the thread; discarded by close if stuck
 
-    AdvisoryLocks(LeaseTable table, DedicatedSession.Source source, String threadName) {
+    AdvisoryLocks(LeaseTable table, DedicatedSession.Source source, String threadName, Backoff backoff) {
         if (table.dialect() == Dialect.H2) {
             throw new IllegalArgumentException("the advisory flavour needs PostgreSQL or MySQL/MariaDB, not H2");
         }
         this.table = table;
         this.source = source;
+        this.backoff = backoff;
         this.thread = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);
@@ -88,7 +89,7 @@ final class AdvisoryLocks {
 
     /** PostgreSQL: a 64-bit key; MySQL: a name of at most 64 characters. Both from the resource's hash. */
     private String lockId(LockKey key) {
-        byte[] hash = LeaseTable.sha256(table.prefix() + '\n' + key.namespace() + '\n' + key.name());
+        byte[] hash = Tables.sha256(table.prefix() + '\n' + key.namespace() + '\n' + key.name());
         if (postgres()) {
             return Long.toString(ByteBuffer.wrap(hash).getLong());
         }
@@ -204,7 +205,7 @@ final class AdvisoryLocks {
     private boolean tryLock(DedicatedSession s, String id) throws SQLException {
         String sql = postgres() ? "SELECT pg_try_advisory_lock(?), " : "SELECT GET_LOCK(?, 0), ";
         try (PreparedStatement ps =
-                s.connection().prepareStatement(sql + DedicatedSession.sessionIdSql(table.dialect()))) {
+                s.connection().prepareStatement(sql + table.dialect().sessionIdSql())) {
             if (postgres()) {
                 ps.setLong(1, Long.parseLong(id));
             } else {

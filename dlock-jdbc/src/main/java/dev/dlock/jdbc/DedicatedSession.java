@@ -59,18 +59,9 @@ final class DedicatedSession {
         }
     }
 
-    /** The SQL expression naming the session behind a connection. */
-    static String sessionIdSql(Dialect dialect) {
-        return switch (dialect) {
-            case POSTGRESQL -> "pg_backend_pid()";
-            case MYSQL -> "CONNECTION_ID()";
-            case H2 -> "SESSION_ID()";
-        };
-    }
-
     private static long sessionId(Connection c, Dialect dialect) throws SQLException {
         try (Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT " + sessionIdSql(dialect))) {
+                ResultSet rs = st.executeQuery("SELECT " + dialect.sessionIdSql())) {
             rs.next();
             return rs.getLong(1);
         }

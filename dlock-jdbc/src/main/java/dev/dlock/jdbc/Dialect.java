@@ -6,10 +6,16 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 
 /**
- * The SQL differences between the supported databases: the expression for the database's clock, the
- * shipped DDL, and which single-statement fast paths exist.
+ * The supported databases and what differs between them: the expression for the database's clock, the
+ * session-id expression, the shipped DDL, and which statements run in a form of their own ({@link #sql}).
+ *
+ * <p>Design: the differences are data and classes chosen here, never branches in the table code.
+ * PostgreSQL's single-statement fast paths and {@code pg_notify} wake-ups live in {@link PostgresSql},
+ * MySQL's/MariaDB's single-statement exclusive acquire and token in {@link MysqlSql}; H2 runs the portable
+ * SQL ({@link PortableSql}), every grant a short transaction.
  *
  * <p>Every time the backend stores or compares is milliseconds since the epoch by the database's clock,
  * computed in SQL ({@link #nowMillis}); the JVM's clock is never sent. The expressions avoid session time
@@ -17,20 +23,44 @@ import java.util.Locale;
  */
 enum Dialect {
     /** PostgreSQL 10 or newer. */
-    POSTGRESQL("postgresql", "FLOOR(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT", true),
+    POSTGRESQL(
+            "postgresql",
+            "FLOOR(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT",
+            "pg_backend_pid()",
+            true,
+            PostgresSql::new),
     /** MySQL 8 and MariaDB 10.5 or newer, through MariaDB Connector/J or MySQL Connector/J. */
-    MYSQL("mysql", "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)", false),
+    MYSQL(
+            "mysql",
+            "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)",
+            "CONNECTION_ID()",
+            false,
+            MysqlSql::new),
     /** H2 2.x, in memory, file or server mode. */
-    H2("h2", "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)", false);
+    H2("h2", "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)", "SESSION_ID()", false, PortableSql::new);
 
     private final String resource;
     private final String nowMillis;
+    private final String sessionId;
     private final boolean notifies;
+    private final Function<Tables, PortableSql> sql;
 
-    Dialect(String resource, String nowMillis, boolean notifies) {
+    Dialect(String resource, String nowMillis, String sessionId, boolean notifies, Function<Tables, PortableSql> sql) {
         this.resource = resource;
         this.nowMillis = nowMillis;
+        this.sessionId = sessionId;
         this.notifies = notifies;
+        this.sql = sql;
+    }
+
+    /** The statements of this database against the given tables. */
+    PortableSql sql(Tables tables) {
+        return sql.apply(tables);
+    }
+
+    /** The SQL expression naming the session behind a connection. */
+    String sessionIdSql() {
+        return sessionId;
     }
 
     /** The SQL expression for "now" in milliseconds since the epoch, by the database's clock. */

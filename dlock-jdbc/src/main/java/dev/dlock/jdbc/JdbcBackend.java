@@ -27,7 +27,8 @@ import javax.sql.DataSource;
 /**
  * The JDBC lock backend: runs {@link LeaseTable} calls on its own small thread pool and answers the
  * engine with futures; wakes waiters through {@link PgNotifier} on PostgreSQL and through retry hints
- * ({@link Backoff}) elsewhere; optionally takes exclusive locks as advisory locks ({@link AdvisoryLocks}).
+ * elsewhere (one {@link Backoff} per backend, shared with the advisory flavour); optionally takes
+ * exclusive locks as advisory locks ({@link AdvisoryLocks}).
  *
  * <p>Concurrency: blocking JDBC calls never run on the engine's threads. Each call borrows one
  * connection from the data source for its duration on one of {@code threads} daemon threads
@@ -35,9 +36,11 @@ import javax.sql.DataSource;
  * The call runs with auto-commit on whatever the pool's setting ({@link Transactions#autoCommitted}), and
  * the connection goes back as it came.
  *
- * <p>Failure modes: every call stops retrying at the operation timeout. Deadlocks, lock-wait timeouts and
- * broken connections (SQLState class 08, PostgreSQL 57P01 to 57P03, MySQL 1205/1213) are retried within
- * that time on a fresh connection; anything else fails the call with {@link LockBackendException}.
+ * <p>Failure modes: the engine fails every call at the operation timeout (this class keeps no second
+ * deadline). Deadlocks, lock-wait timeouts and broken connections (SQLState class 08, PostgreSQL 57P01 to
+ * 57P03, MySQL 1205/1213) are retried on a fresh connection, up to {@link #ATTEMPTS} attempts; anything
+ * else fails the call with {@link LockBackendException}. Each attempt is bounded by the pool's connection
+ * timeout and the driver's socket timeout (both set from the operation timeout for URIs).
  * Retrying is safe: an acquire whose first attempt committed is granted again to the same owner with a
  * new token. A pool that cannot hand out a connection in time fails the call.
  */
@@ -80,35 +83,40 @@ final class JdbcBackend implements LockBackend {
                         "dlock-pg-listen-" + id,
                         context.operationTimeout().toMillis())
                 : null;
-        this.advisory = advisory ? new AdvisoryLocks(table, dedicated, "dlock-advisory-" + id) : null;
+        this.advisory = advisory ? new AdvisoryLocks(table, dedicated, "dlock-advisory-" + id, backoff) : null;
     }
 
     interface SqlCall<T> {
         T run(Connection c) throws SQLException;
     }
 
-    /** Runs a call on the pool, retrying transient failures until the operation timeout. */
+    /** Longest run of attempts of one call that fail transiently (a deadlock, a broken connection). */
+    static final int ATTEMPTS = 5;
+
+    /**
+     * Runs a call on the pool, retrying transient failures up to {@link #ATTEMPTS} times. There is no
+     * deadline here: the engine fails every store call at the operation timeout, and each attempt is
+     * bounded by the pool's connection timeout and the driver's socket timeout.
+     */
     private <T> CompletableFuture<T> submit(String what, SqlCall<T> call) {
-        long deadline = System.nanoTime() + timeoutNanos;
         try {
-            return CompletableFuture.supplyAsync(() -> runWithRetry(what, call, deadline), executor);
+            return CompletableFuture.supplyAsync(() -> runWithRetry(what, call), executor);
         } catch (RejectedExecutionException e) {
             return CompletableFuture.failedFuture(
                     new LockBackendException(what + ": the JDBC backend is closed or overloaded", e));
         }
     }
 
-    private <T> T runWithRetry(String what, SqlCall<T> call, long deadline) {
+    private <T> T runWithRetry(String what, SqlCall<T> call) {
         for (int attempt = 1; ; attempt++) {
             try (Connection c = dataSource.getConnection()) {
                 return Transactions.autoCommitted(c, () -> call.run(c));
             } catch (SQLException e) {
-                long left = deadline - System.nanoTime();
-                if (attempt >= 5 || left < TimeUnit.MILLISECONDS.toNanos(20) || !isTransient(e)) {
+                if (attempt >= ATTEMPTS || !isTransient(e)) {
                     throw new LockBackendException(what + " failed: " + e.getMessage(), e);
                 }
                 try {
-                    Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left) / 4, 5L * attempt));
+                    Thread.sleep(5L * attempt);
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt();
                     throw new LockBackendException(what + " was interrupted", e);
@@ -156,14 +164,16 @@ final class JdbcBackend implements LockBackend {
                 .thenApply(result -> hint(request.owner(), result));
     }
 
+    /** Without push wake-ups, a busy answer's retry hint is the back-off's. */
     private AcquireResult hint(String owner, AcquireResult result) {
-        if (result.isGranted()) {
-            if (notifier == null) {
-                backoff.forget(owner);
-            }
+        if (notifier != null) {
             return result;
         }
-        return notifier != null ? result : AcquireResult.busy(backoff.next(owner, result.retryAfterMillis()));
+        if (result.isGranted()) {
+            backoff.forget(owner);
+            return result;
+        }
+        return AcquireResult.busy(backoff.next(owner, result.retryAfterMillis()));
     }
 
     @Override
@@ -197,9 +207,7 @@ final class JdbcBackend implements LockBackend {
 
     @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
-        if (notifier == null) {
-            backoff.forget(owner);
-        }
+        backoff.forget(owner);
         if (key.mode() != Mode.FAIR && key.mode() != Mode.WRITE) {
             return CompletableFuture.completedFuture(null);
         }

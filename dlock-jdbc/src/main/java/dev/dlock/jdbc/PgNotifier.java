@@ -24,7 +24,7 @@ import org.postgresql.PGNotification;
  *
  * <p>Releases, queue exits and forced releases call {@code pg_notify(channel, nextOwner)} in the same
  * statement that changes the table, so a notification is sent exactly when the change commits. The
- * channel is a hash of table prefix, namespace, kind and name ({@link LeaseTable#channel}).
+ * channel is a hash of table prefix, namespace, kind and name ({@link Tables#channel}).
  *
  * <p>Concurrency: only the thread {@code dlock-pg-listen-N} uses the connection. {@code LISTEN} and {@code
  * UNLISTEN} requests are queued to it; it runs them between waits for notifications of at most {@link
@@ -174,7 +174,7 @@ final class PgNotifier implements AutoCloseable {
     }
 
     private static String listen(String channel, boolean listen) {
-        // Channel names are generated hex identifiers (LeaseTable.channel), never user text.
+        // Channel names are generated hex identifiers (Tables.channel), never user text.
         return (listen ? "LISTEN \"" : "UNLISTEN \"") + channel + "\"";
     }
 

@@ -34,7 +34,10 @@ abstract class AdvisorySafetyTest {
 
     abstract String url();
 
-    abstract Dialect dialect();
+    /** The database of {@link #url()}. */
+    final Dialect dialect() {
+        return Dialect.ofUrl(url());
+    }
 
     /** How many advisory locks the session of this pooled connection holds (at least of {@code key}'s). */
     abstract int advisoryLocksHeld(Connection pooled, LockKey key) throws SQLException;
@@ -127,7 +130,8 @@ abstract class AdvisorySafetyTest {
     void closeNeverGivesThePoolASessionHoldingLocks() throws Exception {
         try (HikariDataSource pool = AutoCommitOffTest.autoCommitOffPool(url(), 2)) {
             LeaseTable table = new LeaseTable(dialect(), prefix, new Transactions(dialect(), 2_000));
-            AdvisoryLocks advisory = new AdvisoryLocks(table, pool::getConnection, "advisory-close-test");
+            AdvisoryLocks advisory =
+                    new AdvisoryLocks(table, pool::getConnection, "advisory-close-test", new Backoff());
             LockKey key = new LockKey("ns", "left-held", Mode.EXCLUSIVE);
             assertThat(advisory.acquire(new AcquireRequest(key, "owner-1", 60_000, 1, 0, null))
                             .get(10, TimeUnit.SECONDS)

@@ -41,7 +41,10 @@ abstract class AutoCommitOffTest {
 
     abstract String url();
 
-    abstract Dialect dialect();
+    /** The database of {@link #url()}. */
+    final Dialect dialect() {
+        return Dialect.ofUrl(url());
+    }
 
     @BeforeEach
     void openPool() throws SQLException {

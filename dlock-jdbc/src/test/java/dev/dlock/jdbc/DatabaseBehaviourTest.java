@@ -46,7 +46,10 @@ abstract class DatabaseBehaviourTest {
     /** The URL of the database under test. */
     abstract String url();
 
-    abstract Dialect dialect();
+    /** The database of {@link #url()}. */
+    final Dialect dialect() {
+        return Dialect.ofUrl(url());
+    }
 
     /** A URL where nothing answers, for the unreachable-database test. */
     abstract String unreachableUrl(int port);
@@ -203,7 +206,7 @@ abstract class DatabaseBehaviourTest {
             try (ResultSet rs = ps.executeQuery()) {
                 assertThat(rs.next()).isTrue();
                 assertThat(rs.getString(1)).isEqualTo(longName);
-                assertThat(rs.getString(2)).hasSize(64).isEqualTo(LeaseTable.nameKey(longName));
+                assertThat(rs.getString(2)).hasSize(64).isEqualTo(Tables.nameKey(longName));
             }
         }
         leases.forEach(Lease::close);
@@ -278,7 +281,8 @@ abstract class DatabaseBehaviourTest {
         counting.clear();
         var waiting = waiter.lock("wake").acquireAsync(Duration.ofSeconds(20));
         Thread.sleep(2_000);
-        int attempts = counting.sent().size(); // the holder sends nothing in this window
+        List<String> whileWaiting = counting.sent(); // the holder sends nothing in this window
+        int attempts = whileWaiting.size();
         long released = System.nanoTime();
         held.close();
         Lease next = waiting.get(10, TimeUnit.SECONDS);
@@ -286,10 +290,14 @@ abstract class DatabaseBehaviourTest {
         next.close();
         if (dialect() == Dialect.POSTGRESQL) {
             // The first attempt and the one right after LISTEN is live; then silence until NOTIFY.
-            assertThat(attempts).as("attempts while waiting 2 s").isLessThanOrEqualTo(3);
+            assertThat(attempts)
+                    .as("attempts while waiting 2 s: %s", whileWaiting)
+                    .isLessThanOrEqualTo(3);
         } else {
             // Backoff 10 ms doubling to 200 ms with jitter: about 15 attempts in 2 s, never a busy loop.
-            assertThat(attempts).as("attempts while waiting 2 s").isBetween(5, 40);
+            assertThat(attempts)
+                    .as("attempts while waiting 2 s: %s", whileWaiting)
+                    .isBetween(5, 40);
         }
         assertThat(wokenAfterMillis).as("woken after the release").isLessThan(5_000);
     }

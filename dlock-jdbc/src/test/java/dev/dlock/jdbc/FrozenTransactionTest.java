@@ -31,7 +31,10 @@ abstract class FrozenTransactionTest {
 
     abstract String url();
 
-    abstract Dialect dialect();
+    /** The database of {@link #url()}. */
+    final Dialect dialect() {
+        return Dialect.ofUrl(url());
+    }
 
     @BeforeEach
     void setUp() throws SQLException {

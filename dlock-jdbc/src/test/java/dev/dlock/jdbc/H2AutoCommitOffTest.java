@@ -5,9 +5,4 @@ class H2AutoCommitOffTest extends AutoCommitOffTest {
     String url() {
         return "jdbc:h2:mem:acoff;DB_CLOSE_DELAY=-1";
     }
-
-    @Override
-    Dialect dialect() {
-        return Dialect.H2;
-    }
 }

@@ -7,11 +7,6 @@ class H2BehaviourTest extends DatabaseBehaviourTest {
     }
 
     @Override
-    Dialect dialect() {
-        return Dialect.H2;
-    }
-
-    @Override
     String unreachableUrl(int port) {
         return TestDatabases.h2(port, "nothing-here");
     }

@@ -14,16 +14,11 @@ class MariaDbAdvisorySafetyTest extends AdvisorySafetyTest {
     }
 
     @Override
-    Dialect dialect() {
-        return Dialect.MYSQL;
-    }
-
-    @Override
     int advisoryLocksHeld(Connection pooled, LockKey key) throws SQLException {
         // The name AdvisoryLocks gives the lock: a hash of prefix, namespace and name.
         String name = "dlock:"
                 + HexFormat.of()
-                        .formatHex(LeaseTable.sha256(prefix + '\n' + key.namespace() + '\n' + key.name()))
+                        .formatHex(Tables.sha256(prefix + '\n' + key.namespace() + '\n' + key.name()))
                         .substring(0, 58);
         try (PreparedStatement ps = pooled.prepareStatement("SELECT IS_USED_LOCK(?) = CONNECTION_ID()")) {
             ps.setString(1, name);

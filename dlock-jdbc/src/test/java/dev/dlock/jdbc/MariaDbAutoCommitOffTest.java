@@ -5,9 +5,4 @@ class MariaDbAutoCommitOffTest extends AutoCommitOffTest {
     String url() {
         return TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
     }
-
-    @Override
-    Dialect dialect() {
-        return Dialect.MYSQL;
-    }
 }

@@ -7,11 +7,6 @@ class MariaDbBehaviourTest extends DatabaseBehaviourTest {
     }
 
     @Override
-    Dialect dialect() {
-        return Dialect.MYSQL;
-    }
-
-    @Override
     String unreachableUrl(int port) {
         return TestDatabases.mariadb(port);
     }

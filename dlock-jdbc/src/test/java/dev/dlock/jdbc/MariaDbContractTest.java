@@ -1,46 +1,14 @@
 package dev.dlock.jdbc;
 
-import dev.dlock.LockClient;
-import dev.dlock.tck.LockContractTest;
-import dev.dlock.tck.TcpProxy;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The full contract on the machine's database, through a {@link TcpProxy} so that outages can be faked. */
-class MariaDbContractTest extends LockContractTest {
-    private static final String DIRECT = TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
-    private static TcpProxy proxy;
-    private static String prefix;
-
-    @BeforeAll
-    static void setUp() throws Exception {
-        prefix = TestDatabases.prefix("contract");
-        TestDatabases.createTables(DIRECT, Dialect.MYSQL, prefix);
-        proxy = TcpProxy.start("127.0.0.1", TestDatabases.MARIADB_PORT);
-    }
-
-    @AfterAll
-    static void tearDown() throws Exception {
-        proxy.close();
-        TestDatabases.dropTables(DIRECT, prefix);
-    }
-
-    private static String viaProxy() {
-        return TestDatabases.mariadb(proxy.port());
-    }
+/** The full contract on the machine's MariaDB. */
+class MariaDbContractTest extends DatabaseContractTest {
+    @RegisterExtension
+    static final ProxiedDatabase DATABASE = ProxiedDatabase.mariadb("contract");
 
     @Override
-    protected LockClient.Builder newClientBuilder() {
-        return LockClient.builder(viaProxy() + "&dlock.tablePrefix=" + prefix);
-    }
-
-    @Override
-    protected void stopStore() {
-        proxy.cut();
-    }
-
-    @Override
-    protected void startStore() throws Exception {
-        ContractSupport.restoreAndWait(proxy, viaProxy());
+    ProxiedDatabase database() {
+        return DATABASE;
     }
 }

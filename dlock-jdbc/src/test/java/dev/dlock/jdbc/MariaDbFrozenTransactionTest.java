@@ -5,9 +5,4 @@ class MariaDbFrozenTransactionTest extends FrozenTransactionTest {
     String url() {
         return TestDatabases.mariadb(TestDatabases.MARIADB_PORT);
     }
-
-    @Override
-    Dialect dialect() {
-        return Dialect.MYSQL;
-    }
 }

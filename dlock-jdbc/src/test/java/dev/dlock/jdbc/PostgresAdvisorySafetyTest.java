@@ -13,11 +13,6 @@ class PostgresAdvisorySafetyTest extends AdvisorySafetyTest {
     }
 
     @Override
-    Dialect dialect() {
-        return Dialect.POSTGRESQL;
-    }
-
-    @Override
     int advisoryLocksHeld(Connection pooled, LockKey key) throws SQLException {
         try (Statement st = pooled.createStatement();
                 ResultSet rs = st.executeQuery(

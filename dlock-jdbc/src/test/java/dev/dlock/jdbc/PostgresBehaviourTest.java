@@ -7,11 +7,6 @@ class PostgresBehaviourTest extends DatabaseBehaviourTest {
     }
 
     @Override
-    Dialect dialect() {
-        return Dialect.POSTGRESQL;
-    }
-
-    @Override
     String unreachableUrl(int port) {
         return TestDatabases.postgres(port);
     }

@@ -5,9 +5,4 @@ class PostgresFrozenTransactionTest extends FrozenTransactionTest {
     String url() {
         return TestDatabases.postgres(TestDatabases.PG_PORT);
     }
-
-    @Override
-    Dialect dialect() {
-        return Dialect.POSTGRESQL;
-    }
 }

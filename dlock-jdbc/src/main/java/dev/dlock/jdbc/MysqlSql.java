@@ -1,0 +1,80 @@
+package dev.dlock.jdbc;
+
+import static dev.dlock.jdbc.Tables.bindKey;
+
+import dev.dlock.spi.AcquireRequest;
+import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.LockKey;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * MySQL's and MariaDB's fast paths: the exclusive acquire and the advisory flavour's next token in one
+ * {@code INSERT ... ON DUPLICATE KEY UPDATE} each. Everything else is the portable SQL ({@link
+ * PortableSql}); there is no push wake-up.
+ *
+ * <p>Design: MySQL has no {@code RETURNING}, so the statement reports the token through {@code
+ * LAST_INSERT_ID(expr)}, which the driver hands back as the generated key of that statement: the insert
+ * path reports 1, the update path the new token when it grants and 0 when it does not. The assignments
+ * of {@code ON DUPLICATE KEY UPDATE} run left to right and each condition reads only columns not
+ * assigned yet ({@code expires_at} is assigned last).
+ *
+ * <p>Concurrency and failure modes as {@link PortableSql}.
+ */
+final class MysqlSql extends PortableSql {
+    private static final String ACQUIRE_EXCLUSIVE =
+            "INSERT INTO {L} (ns, kind, name_key, name, token, owner, expires_at)"
+                    + " VALUES (?, ?, ?, ?, LAST_INSERT_ID(1), ?, {NOW} + ?)"
+                    + " ON DUPLICATE KEY UPDATE"
+                    + " token = IF(expires_at <= {NOW} OR owner <=> VALUES(owner),"
+                    + " LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(0)),"
+                    + " owner = IF(expires_at <= {NOW} OR owner <=> VALUES(owner), VALUES(owner), owner),"
+                    + " expires_at = IF(expires_at <= {NOW} OR owner <=> VALUES(owner),"
+                    + " VALUES(expires_at), expires_at)";
+    private static final String NEXT_TOKEN = "INSERT INTO {L} (ns, kind, name_key, name, token, owner, expires_at)"
+            + " VALUES (?, ?, ?, ?, LAST_INSERT_ID(1), NULL, 0) ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)";
+
+    MysqlSql(Tables tables) {
+        super(tables);
+    }
+
+    /** One statement; a busy answer has no time left (not worth a second round trip). */
+    @Override
+    AcquireResult acquireExclusive(Connection c, AcquireRequest request, Transactions.SqlWork<AcquireResult> portable)
+            throws SQLException {
+        LockKey key = request.key();
+        try (PreparedStatement ps =
+                c.prepareStatement(tables.sql(ACQUIRE_EXCLUSIVE), Statement.RETURN_GENERATED_KEYS)) {
+            bindKey(ps, 1, key);
+            ps.setString(4, key.name());
+            ps.setString(5, request.owner());
+            ps.setLong(6, request.leaseMillis());
+            long token = insertedId(ps);
+            return token > 0 ? AcquireResult.granted(token) : AcquireResult.busy(-1);
+        }
+    }
+
+    @Override
+    long nextToken(Connection c, LockKey key, Transactions.SqlWork<Long> portable) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(tables.sql(NEXT_TOKEN), Statement.RETURN_GENERATED_KEYS)) {
+            bindKey(ps, 1, key);
+            ps.setString(4, key.name());
+            long token = insertedId(ps);
+            if (token <= 0) {
+                throw new SQLException("the token of '" + key.name() + "' was not returned");
+            }
+            return token;
+        }
+    }
+
+    /** Runs the statement and returns the value it gave {@code LAST_INSERT_ID}, 0 when none. */
+    private static long insertedId(PreparedStatement ps) throws SQLException {
+        ps.executeUpdate();
+        try (ResultSet keys = ps.getGeneratedKeys()) {
+            return keys.next() ? keys.getLong(1) : 0;
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package dev.dlock.jdbc;
+
+import dev.dlock.spi.LockKey;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.Collections;
+import java.util.HexFormat;
+
+/**
+ * The two lease tables of one prefix as SQL text sees them: their names, the database's clock, how a
+ * resource's key is bound, and the derived identifiers (name key, notification channel).
+ *
+ * <p>Design: SQL is written once as a template with {@code {L}} (the locks table), {@code {E}} (the
+ * entries table) and {@code {NOW}} (the dialect's clock expression, {@link Dialect#nowMillis}); {@link
+ * #sql} fills them in. Only these constants and validated names ever reach the SQL text; names, owners
+ * and times are bind parameters. A resource is always bound as three parameters in the same order
+ * (namespace, kind, name key: the primary key with which both tables start), by {@link #bindKey}.
+ *
+ * <p>Concurrency: immutable.
+ */
+final class Tables {
+    private final Dialect dialect;
+    private final String prefix;
+    private final String locks;
+    private final String entries;
+
+    Tables(Dialect dialect, String prefix) {
+        this.dialect = dialect;
+        this.prefix = prefix;
+        this.locks = prefix + "locks";
+        this.entries = prefix + "entries";
+    }
+
+    Dialect dialect() {
+        return dialect;
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    /** Fills in table names and the clock expression. Only constants reach the SQL text. */
+    String sql(String template) {
+        return template.replace("{L}", locks).replace("{E}", entries).replace("{NOW}", dialect.nowMillis());
+    }
+
+    /** Binds namespace, kind and name key of a resource from parameter {@code from} on. */
+    static void bindKey(PreparedStatement ps, int from, LockKey key) throws SQLException {
+        ps.setString(from, key.namespace());
+        ps.setString(from + 1, key.kind());
+        ps.setString(from + 2, nameKey(key.name()));
+    }
+
+    /** {@code n} bind markers separated by commas, for an IN list. */
+    static String placeholders(int n) {
+        return String.join(", ", Collections.nCopies(n, "?"));
+    }
+
+    /** The stored key of a name: hex SHA-256 of its UTF-8 bytes, 64 characters. */
+    static String nameKey(String name) {
+        return HexFormat.of().formatHex(sha256(name));
+    }
+
+    static byte[] sha256(String text) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JVM has no SHA-256", e);
+        }
+    }
+
+    /** The LISTEN/NOTIFY channel of a resource (all modes of its kind), a safe identifier. */
+    String channel(LockKey key) {
+        String id = prefix + '\n' + key.namespace() + '\n' + key.kind() + '\n' + key.name();
+        return "dlock_" + HexFormat.of().formatHex(sha256(id)).substring(0, 40);
+    }
+}
