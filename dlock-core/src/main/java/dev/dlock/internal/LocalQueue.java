@@ -55,6 +55,14 @@ final class LocalQueue {
 
     /** Removes a finished acquisition; starts the next head if the finished one was the head. */
     static void leave(Engine engine, Acquisition acquisition) {
+        leave(engine, acquisition, true);
+    }
+
+    /**
+     * Removes a finished acquisition. With {@code promoteNext} false the next head stays queued: the
+     * hold was passed to the finished one ({@link Cohort}), and the next wake-up starts it.
+     */
+    static void leave(Engine engine, Acquisition acquisition, boolean promoteNext) {
         Acquisition[] next = new Acquisition[1];
         boolean[] done = new boolean[2]; // [0] unsubscribe, [1] removed
         engine.queues.computeIfPresent(acquisition.key, (k, q) -> {
@@ -67,7 +75,7 @@ final class LocalQueue {
                 done[0] = q.subscribed;
                 return null;
             }
-            if (wasHead) {
+            if (wasHead && promoteNext) {
                 next[0] = q.waiting.peekFirst();
             }
             return q;
@@ -121,6 +129,21 @@ final class LocalQueue {
             return q;
         });
         return first[0];
+    }
+
+    /** The first waiter whose wait goes on, or null (a lock-free look). */
+    Acquisition firstLive() {
+        for (Acquisition a : waiting) {
+            if (a.isLive()) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    /** The waiters, first come first (a weakly consistent view). */
+    Iterable<Acquisition> inOrder() {
+        return waiting;
     }
 
     void wakeHead(String nextOwner) {

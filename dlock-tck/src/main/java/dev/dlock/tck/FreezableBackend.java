@@ -160,4 +160,9 @@ public final class FreezableBackend implements LockBackend {
     public void close() {
         delegate.close();
     }
+
+    @Override
+    public long tokenBlock() {
+        return delegate.tokenBlock();
+    }
 }
