@@ -186,20 +186,25 @@ class CohortTest {
         LockClient c = client(new AtomicReference<>(), b -> b.localHandoff(32, Duration.ofMinutes(1)));
         DistributedLock lock = c.lock("deadline");
         Lease held = lock.acquire(Duration.ofSeconds(1));
-        CompletableFuture<Lease> late = lock.acquireAsync(Duration.ofMillis(50));
-        CompletableFuture<Lease> next = lock.acquireAsync(Duration.ofSeconds(10));
-        Thread.sleep(20);
         // Keep the scheduler busy so that the first waiter's deadline passes without its timer running.
         CountDownLatch unblock = new CountDownLatch(1);
+        CountDownLatch blocked = new CountDownLatch(1);
         engine(c).scheduler.execute(() -> {
+            blocked.countDown();
             try {
                 unblock.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         });
-        Thread.sleep(100);
+        CompletableFuture<Lease> late;
+        CompletableFuture<Lease> next;
         try {
+            assertThat(blocked.await(5, TimeUnit.SECONDS)).isTrue();
+            late = lock.acquireAsync(Duration.ofMillis(300));
+            next = lock.acquireAsync(Duration.ofSeconds(10));
+            Thread.sleep(700);
+            assertThat(late).as("its deadline timer cannot run").isNotDone();
             held.close();
         } finally {
             unblock.countDown();
