@@ -147,6 +147,15 @@ final class Acquisition {
      * while a hold passed between local callers ({@link Cohort}) starts now.
      */
     void wake() {
+        wake(true);
+    }
+
+    /**
+     * Like {@link #wake()}.
+     *
+     * @param startQueued false to leave a queued head queued (held back after a chain of passes)
+     */
+    void wake(boolean startQueued) {
         boolean start = false;
         lock.lock();
         try {
@@ -155,6 +164,9 @@ final class Acquisition {
                 return;
             }
             if (state == State.QUEUED) {
+                if (!startQueued) {
+                    return;
+                }
                 start = true;
             } else if (state != State.PAUSED) {
                 return;

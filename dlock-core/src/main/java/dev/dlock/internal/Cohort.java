@@ -34,6 +34,9 @@ import dev.dlock.spi.Mode;
  * loss) wakes the queue, which starts a head that was left queued.
  */
 final class Cohort {
+    /** How long our own waiters hold back after a chain ended at its bound. */
+    static final long YIELD_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(2);
+
     private final Engine engine;
     private final long maxPasses;
     private final long maxNanos;
@@ -72,8 +75,19 @@ final class Cohort {
             }
         }
         // Nobody could take it (their waits ended meanwhile, or it was lost): back to the store.
-        next.releaseToStore();
+        next.releaseToStore(0);
         return true;
+    }
+
+    /**
+     * After a chain that ended at its bound, our own waiters hold back for {@link #YIELD_NANOS} before
+     * they ask the store again (a wake-up from the store still reaches them at once), so that the
+     * waiters of other clients, woken by the store, are not beaten by ours at every release.
+     *
+     * @return the delay for the local wake-up after releasing {@code lease} to the store, 0 for none
+     */
+    long localWakeDelayNanos(LeaseImpl lease) {
+        return lease.pass > 0 && maxPasses > 0 ? YIELD_NANOS : 0;
     }
 
     private boolean allowed(LeaseImpl lease) {

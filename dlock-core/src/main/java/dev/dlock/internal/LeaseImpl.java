@@ -329,16 +329,25 @@ final class LeaseImpl implements HeldLease {
         if (engine.cohort.pass(this)) {
             return CompletableFuture.completedFuture(true);
         }
-        return releaseToStore();
+        return releaseToStore(engine.cohort.localWakeDelayNanos(this));
     }
 
-    /** Like {@link #releaseAsync()}, without trying to pass the hold to another local caller first. */
-    CompletableFuture<Boolean> releaseToStore() {
+    /**
+     * Like {@link #releaseAsync()}, without trying to pass the hold to another local caller first.
+     *
+     * @param localWakeDelayNanos how long our own waiters hold back after the release (the store's
+     *     wake-up still reaches them), so that other clients' waiters get their turn; 0 for none
+     */
+    CompletableFuture<Boolean> releaseToStore(long localWakeDelayNanos) {
         if (!state.compareAndSet(HELD, RELEASED)) {
             return null;
         }
         engine.watchdog.remove(this);
         long held = System.nanoTime() - grantedNanos;
+        if (localWakeDelayNanos != 0) {
+            // Before the release: a store may deliver its wake-up while the release is on its way.
+            LocalQueue.holdBack(engine, key, System.nanoTime() + localWakeDelayNanos);
+        }
         return engine.call("release '" + key.name() + "'", () -> engine.backend.release(key, owner))
                 .whenComplete((wasHeld, error) -> {
                     if (error == null && !wasHeld) {
@@ -355,7 +364,11 @@ final class LeaseImpl implements HeldLease {
                             retryRelease(System.nanoTime() + leaseNanos());
                         }
                     }
-                    engine.wake(key, null);
+                    if (localWakeDelayNanos == 0) {
+                        engine.wake(key, null);
+                    } else {
+                        engine.schedule(() -> engine.wake(key, null), localWakeDelayNanos);
+                    }
                 });
     }
 

@@ -20,6 +20,8 @@ final class LocalQueue {
     private final ConcurrentLinkedDeque<Acquisition> waiting = new ConcurrentLinkedDeque<>();
     private int size; // changed and read only inside compute
     private boolean subscribed;
+    /** Until then a head left queued by a chain of passes ignores wake-ups ({@link #holdBack}); 0: never. */
+    private volatile long holdBackUntilNanos;
 
     private LocalQueue(LockKey key) {
         this.key = key;
@@ -149,7 +151,20 @@ final class LocalQueue {
     void wakeHead(String nextOwner) {
         Acquisition head = waiting.peekFirst();
         if (head != null && (nextOwner == null || nextOwner.equals(head.owner))) {
-            head.wake();
+            long until = holdBackUntilNanos;
+            head.wake(until == 0 || System.nanoTime() - until >= 0);
+        }
+    }
+
+    /**
+     * After a chain of passes gave the hold back to the store ({@link Cohort}), the head it left queued
+     * ignores wake-ups until {@code untilNanos}, so that waiters of other clients, woken by the same
+     * release, get the hold first; a wake-up at {@code untilNanos} starts it.
+     */
+    static void holdBack(Engine engine, LockKey key, long untilNanos) {
+        LocalQueue q = engine.queues.get(key);
+        if (q != null) {
+            q.holdBackUntilNanos = untilNanos;
         }
     }
 
