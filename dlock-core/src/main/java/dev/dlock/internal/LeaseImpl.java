@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One grant from the store.
+ * One holder's lease: a grant from the store, or a hold passed on from another caller of this client
+ * ({@link Cohort}, {@link #passOn}), which keeps the store's owner id and expiry and takes the next token.
  *
  * <p>Deadline: computed from {@code System.nanoTime()} taken before the grant or renewal request was
  * sent, plus the lease time, minus a drift margin of 1% + 2 ms, so the local deadline always falls before
