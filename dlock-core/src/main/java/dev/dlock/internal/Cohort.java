@@ -67,6 +67,9 @@ final class Cohort {
             return false;
         }
         for (Acquisition waiter : queue.inOrder()) {
+            if (!waiter.isLive()) {
+                continue; // done, or its deadline passed: it must not be granted late
+            }
             if (!waiter.accepts(next)) {
                 break;
             }
