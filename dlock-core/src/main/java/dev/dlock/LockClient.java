@@ -306,6 +306,25 @@ public final class LockClient implements AutoCloseable {
         }
 
         /**
+         * Bounds the cohort hand-off: when a thread of this client releases an exclusive or write lock
+         * that other threads of this client wait for, the hold passes to the first of them without a
+         * store round trip, at most {@code maxPasses} times in a row and for at most {@code maxTime}
+         * after the store granted it; then it goes back to the store, so other clients get their turn.
+         * Every holder gets its own {@link Lease} with a fencing token greater than the previous
+         * holder's and smaller than any later grant by the store. Fair locks, read locks and semaphores
+         * never pass; neither does a store that reserves no room between its tokens ({@link
+         * LockBackend#tokenBlock()}). Default 32 passes, 50 ms.
+         *
+         * @param maxPasses zero or positive; 0 turns hand-off off
+         * @param maxTime zero or positive; zero turns hand-off off
+         * @return this builder
+         */
+        public Builder localHandoff(int maxPasses, Duration maxTime) {
+            options.localHandoff(maxPasses, maxTime);
+            return this;
+        }
+
+        /**
          * Receives metrics events.
          *
          * @param listener the listener

@@ -142,23 +142,91 @@ final class Acquisition {
         attempt();
     }
 
-    /** The resource may be free: retry now, or right after the attempt in flight. */
+    /**
+     * The resource may be free: retry now, or right after the attempt in flight. A head left queued
+     * while a hold passed between local callers ({@link Cohort}) starts now.
+     */
     void wake() {
+        wake(true);
+    }
+
+    /**
+     * Like {@link #wake()}.
+     *
+     * @param startQueued false to leave a queued head queued (held back after a chain of passes)
+     */
+    void wake(boolean startQueued) {
+        boolean start = false;
         lock.lock();
         try {
             if (state == State.IN_FLIGHT) {
                 wakePending = true;
                 return;
             }
-            if (state != State.PAUSED) {
+            if (state == State.QUEUED) {
+                if (!startQueued) {
+                    return;
+                }
+                start = true;
+            } else if (state != State.PAUSED) {
                 return;
+            } else {
+                cancelTimer();
+                state = State.IN_FLIGHT;
             }
-            cancelTimer();
-            state = State.IN_FLIGHT;
         } finally {
             lock.unlock();
         }
-        attempt();
+        if (start) {
+            becomeHead();
+        } else {
+            attempt();
+        }
+    }
+
+    /** Whether a hold passed by another local caller suits this wait ({@link Cohort}). */
+    boolean accepts(LeaseImpl lease) {
+        return permits == 1 && downgradeFrom == null && renew == lease.renew && leaseMillis == lease.leaseMillis();
+    }
+
+    /** Whether the wait goes on: not done, deadline not passed. */
+    boolean isLive() {
+        lock.lock();
+        try {
+            return state != State.DONE && System.nanoTime() - deadlineNanos < 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Takes a hold passed by another local caller ({@link Cohort}) if the wait goes on and the lease is
+     * still valid; an attempt of ours still at the store is undone when its answer arrives.
+     *
+     * @return false if the wait ended (or its deadline passed) or the lease is not valid
+     */
+    boolean takePass(LeaseImpl lease) {
+        boolean leaveStoreQueue;
+        lock.lock();
+        try {
+            if (state == State.DONE || System.nanoTime() - deadlineNanos >= 0 || !lease.isValid()) {
+                return false;
+            }
+            state = State.DONE;
+            cancelTimer();
+            if (deadlineTimer != null) {
+                deadlineTimer.cancel(false);
+                deadlineTimer = null;
+            }
+            leaveStoreQueue = waitedInStore;
+        } finally {
+            lock.unlock();
+        }
+        if (leaveStoreQueue) {
+            engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
+        }
+        deliver(lease, false);
+        return true;
     }
 
     private void attempt() {
@@ -312,8 +380,19 @@ final class Acquisition {
             lease.releaseAsync();
             return;
         }
+        deliver(lease, true);
+    }
+
+    /**
+     * Hands a lease to the caller once this wait is DONE: watched, out of the local queue (promoting the
+     * next head unless the hold stays with this client), completed unless the client closed meanwhile.
+     */
+    private void deliver(LeaseImpl lease, boolean promoteNext) {
         engine.watchdog.add(lease);
-        LocalQueue.leave(engine, this);
+        if (!lease.isHeld()) {
+            engine.watchdog.remove(lease); // lost on its way here (a hold passed on): its signal has fired
+        }
+        LocalQueue.leave(engine, this, promoteNext);
         if (engine.isClosed()) {
             // close() marks the client closed before it looks at held leases: one of us releases it.
             lease.releaseAsync();

@@ -39,7 +39,8 @@ import java.util.function.Supplier;
  *
  * <p>Design: a backend only answers single non-blocking attempts ({@link LockBackend}). The engine turns
  * them into waits ({@link Acquisition}), queues callers of one client locally so that only the first of
- * them talks to the store ({@link LocalQueue}), shares one wake-up subscription per resource ({@link
+ * them talks to the store ({@link LocalQueue}) and passes a released hold to the next of them ({@link
+ * Cohort}), shares one wake-up subscription per resource ({@link
  * Subscriptions}), keeps thread-owned reentrant holds for the {@code Lock} view ({@link Holds}), and
  * renews every lease from one scheduler thread in batches ({@link Watchdog}).
  *
@@ -65,6 +66,7 @@ public final class Engine implements AutoCloseable {
     final Holds holds = new Holds();
     final StoreCalls calls;
     final ListenerEvents events;
+    final Cohort cohort;
     final ConcurrentHashMap<LockKey, LocalQueue> queues = new ConcurrentHashMap<>();
     private final String label;
     private final long timeoutNanos;
@@ -98,6 +100,7 @@ public final class Engine implements AutoCloseable {
                     : new LockBackendException("could not open the store: " + e, e);
         }
         this.backend = opened;
+        this.cohort = new Cohort(this);
     }
 
     /**

@@ -14,6 +14,9 @@ import java.util.Objects;
  * @param namespace the namespace of every name
  * @param operationTimeout the longest one store operation may take
  * @param listener receives metrics events
+ * @param handoffPasses how many times in a row a hold may pass between threads of this client without
+ *     the store (cohort hand-off, see {@link Cohort}); 0 turns hand-off off
+ * @param handoffTime how long a chain of passes may last from its store grant; zero turns hand-off off
  */
 public record EngineOptions(
         Duration leaseTime,
@@ -22,7 +25,9 @@ public record EngineOptions(
         int localQueueLimit,
         String namespace,
         Duration operationTimeout,
-        LockListener listener) {
+        LockListener listener,
+        int handoffPasses,
+        Duration handoffTime) {
     /** The default listener, which ignores every event; a client with it starts no listener thread. */
     static final LockListener NO_LISTENER = new LockListener() {};
 
@@ -44,6 +49,8 @@ public record EngineOptions(
         private String namespace = "dlock";
         private Duration operationTimeout = Duration.ofSeconds(5);
         private LockListener listener = NO_LISTENER;
+        private int handoffPasses = 32;
+        private Duration handoffTime = Duration.ofMillis(50);
 
         private Builder() {}
 
@@ -131,13 +138,37 @@ public record EngineOptions(
         }
 
         /**
+         * Sets the cohort hand-off bound.
+         *
+         * @param maxPasses zero or positive; 0 turns hand-off off
+         * @param maxTime zero or positive; zero turns hand-off off
+         * @return this builder
+         */
+        public Builder localHandoff(int maxPasses, Duration maxTime) {
+            if (maxPasses < 0) {
+                throw new IllegalArgumentException("localHandoff maxPasses must be zero or positive, got " + maxPasses);
+            }
+            handoffTime = Checks.nonNegative(maxTime, "localHandoff maxTime");
+            handoffPasses = maxPasses;
+            return this;
+        }
+
+        /**
          * Builds the options.
          *
          * @return the options
          */
         public EngineOptions build() {
             return new EngineOptions(
-                    leaseTime, renewal, waitTime, localQueueLimit, namespace, operationTimeout, listener);
+                    leaseTime,
+                    renewal,
+                    waitTime,
+                    localQueueLimit,
+                    namespace,
+                    operationTimeout,
+                    listener,
+                    handoffPasses,
+                    handoffTime);
         }
     }
 
@@ -151,6 +182,8 @@ public record EngineOptions(
      * @param namespace as described on the record
      * @param operationTimeout as described on the record
      * @param listener as described on the record
+     * @param handoffPasses as described on the record
+     * @param handoffTime as described on the record
      */
     public EngineOptions {
         Objects.requireNonNull(leaseTime);
@@ -158,5 +191,6 @@ public record EngineOptions(
         Objects.requireNonNull(namespace);
         Objects.requireNonNull(operationTimeout);
         Objects.requireNonNull(listener);
+        Objects.requireNonNull(handoffTime);
     }
 }

@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One grant from the store.
+ * One holder's lease: a grant from the store, or a hold passed on from another caller of this client
+ * ({@link Cohort}, {@link #passOn}), which keeps the store's owner id and expiry and takes the next token.
  *
  * <p>Deadline: computed from {@code System.nanoTime()} taken before the grant or renewal request was
  * sent, plus the lease time, minus a drift margin of 1% + 2 ms, so the local deadline always falls before
@@ -37,6 +38,11 @@ final class LeaseImpl implements HeldLease {
     final String owner;
     final boolean renew;
     private final long token;
+    /** 0 for a store grant; n for the n-th holder the hold was passed to without the store. */
+    final int pass;
+    /** When the store grant this lease descends from was requested: bounds a chain of passes. */
+    final long chainStartNanos;
+
     private final long grantedNanos;
     private final AtomicInteger state = new AtomicInteger(HELD);
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
@@ -51,6 +57,8 @@ final class LeaseImpl implements HeldLease {
     private volatile Thread ownerThread;
     /** The renewal of this lease at the store (watchdog's or extend's), or null; guarded by this. */
     private CompletableFuture<Void> renewal;
+    /** The lease this hold was passed to ({@link #passOn}); losses of the hold are forwarded to it. */
+    private volatile LeaseImpl successor;
 
     LeaseImpl(Engine engine, LockKey key, String owner, long token, long leaseMillis, boolean renew, long sentNanos) {
         this.engine = engine;
@@ -58,9 +66,58 @@ final class LeaseImpl implements HeldLease {
         this.owner = owner;
         this.token = token;
         this.renew = renew;
+        this.pass = 0;
+        this.chainStartNanos = sentNanos;
         this.grantedNanos = sentNanos;
         this.leaseMillis = leaseMillis;
         renewed(sentNanos);
+    }
+
+    /** The next holder of {@code from}'s store hold: same owner at the store, same timing, next token. */
+    private LeaseImpl(LeaseImpl from) {
+        this.engine = from.engine;
+        this.key = from.key;
+        this.owner = from.owner;
+        this.token = from.token + 1;
+        this.renew = from.renew;
+        this.pass = from.pass + 1;
+        this.chainStartNanos = from.chainStartNanos;
+        this.grantedNanos = System.nanoTime();
+        this.leaseMillis = from.leaseMillis;
+        this.deadlineNanos = from.deadlineNanos;
+        this.nextRenewNanos = from.nextRenewNanos;
+    }
+
+    /**
+     * Ends this lease by passing its store hold to a new lease object for the next local holder ({@link
+     * Cohort}). The store is not told: the hold, its owner id and its expiry stay as they are. The
+     * renewal claim of this object is kept for good, so a watchdog tick that still sees it cannot renew
+     * it; the new object is renewed from now on. A loss this object learns of later is forwarded.
+     *
+     * @return the new lease (not yet in the watchdog), or null if this lease is not held or a renewal of
+     *     it is at the store
+     */
+    LeaseImpl passOn() {
+        if (!startRenewal()) {
+            return null; // its answer will be applied to this object: release to the store instead
+        }
+        LeaseImpl next = new LeaseImpl(this);
+        successor = next; // before the state change, so that a concurrent markLost finds it
+        if (!state.compareAndSet(HELD, RELEASED)) {
+            successor = null;
+            endRenewal();
+            return null;
+        }
+        engine.watchdog.remove(this);
+        CompletableFuture<Void> claim;
+        synchronized (this) {
+            claim = renewal; // stays set: startRenewal() on this object fails from now on
+        }
+        claim.complete(null); // an extend() waiting for it wakes and sees the lease released
+        lost.cancel(false);
+        long held = System.nanoTime() - grantedNanos;
+        engine.events.fire(l -> l.released(key.name(), Duration.ofNanos(held)));
+        return next;
     }
 
     static long driftNanos(long leaseMillis) {
@@ -178,6 +235,7 @@ final class LeaseImpl implements HeldLease {
         long millis = Checks.leaseTime(leaseTime).toMillis();
         checkValid();
         while (!startRenewal()) {
+            checkValid(); // a lease passed on keeps its claim for good
             CompletableFuture<Void> inFlight = renewalInFlight();
             if (inFlight != null) {
                 inFlight.join(); // bounded: every store call ends within the operation timeout
@@ -215,6 +273,10 @@ final class LeaseImpl implements HeldLease {
      */
     boolean markLost(String reason) {
         if (!state.compareAndSet(HELD, LOST)) {
+            LeaseImpl next = successor;
+            if (next != null) {
+                next.markLost(reason); // the hold was passed on: its current holder is told
+            }
             return false;
         }
         lostReason = reason;
@@ -260,15 +322,33 @@ final class LeaseImpl implements HeldLease {
     }
 
     /**
-     * Starts the release; null if the lease was not held. When the store says it no longer held the
-     * lease, the lease counts as lost (its lost signal fires).
+     * Starts the release; null if the lease was not held. The hold passes to the next local caller
+     * waiting for it when {@link Cohort} allows, else it goes back to the store. When the store says it
+     * no longer held the lease, the lease counts as lost (its lost signal fires).
      */
     CompletableFuture<Boolean> releaseAsync() {
+        if (engine.cohort.pass(this)) {
+            return CompletableFuture.completedFuture(true);
+        }
+        return releaseToStore(engine.cohort.localWakeDelayNanos(this));
+    }
+
+    /**
+     * Like {@link #releaseAsync()}, without trying to pass the hold to another local caller first.
+     *
+     * @param localWakeDelayNanos how long our own waiters hold back after the release (the store's
+     *     wake-up still reaches them), so that other clients' waiters get their turn; 0 for none
+     */
+    CompletableFuture<Boolean> releaseToStore(long localWakeDelayNanos) {
         if (!state.compareAndSet(HELD, RELEASED)) {
             return null;
         }
         engine.watchdog.remove(this);
         long held = System.nanoTime() - grantedNanos;
+        if (localWakeDelayNanos != 0) {
+            // Before the release: a store may deliver its wake-up while the release is on its way.
+            LocalQueue.holdBack(engine, key, System.nanoTime() + localWakeDelayNanos);
+        }
         return engine.call("release '" + key.name() + "'", () -> engine.backend.release(key, owner))
                 .whenComplete((wasHeld, error) -> {
                     if (error == null && !wasHeld) {
@@ -285,7 +365,11 @@ final class LeaseImpl implements HeldLease {
                             retryRelease(System.nanoTime() + leaseNanos());
                         }
                     }
-                    engine.wake(key, null);
+                    if (localWakeDelayNanos == 0) {
+                        engine.wake(key, null);
+                    } else {
+                        engine.schedule(() -> engine.wake(key, null), localWakeDelayNanos);
+                    }
                 });
     }
 

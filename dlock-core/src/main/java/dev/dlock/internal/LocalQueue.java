@@ -20,6 +20,8 @@ final class LocalQueue {
     private final ConcurrentLinkedDeque<Acquisition> waiting = new ConcurrentLinkedDeque<>();
     private int size; // changed and read only inside compute
     private boolean subscribed;
+    /** Until then a head left queued by a chain of passes ignores wake-ups ({@link #holdBack}); 0: never. */
+    private volatile long holdBackUntilNanos;
 
     private LocalQueue(LockKey key) {
         this.key = key;
@@ -55,6 +57,14 @@ final class LocalQueue {
 
     /** Removes a finished acquisition; starts the next head if the finished one was the head. */
     static void leave(Engine engine, Acquisition acquisition) {
+        leave(engine, acquisition, true);
+    }
+
+    /**
+     * Removes a finished acquisition. With {@code promoteNext} false the next head stays queued: the
+     * hold was passed to the finished one ({@link Cohort}), and the next wake-up starts it.
+     */
+    static void leave(Engine engine, Acquisition acquisition, boolean promoteNext) {
         Acquisition[] next = new Acquisition[1];
         boolean[] done = new boolean[2]; // [0] unsubscribe, [1] removed
         engine.queues.computeIfPresent(acquisition.key, (k, q) -> {
@@ -67,7 +77,7 @@ final class LocalQueue {
                 done[0] = q.subscribed;
                 return null;
             }
-            if (wasHead) {
+            if (wasHead && promoteNext) {
                 next[0] = q.waiting.peekFirst();
             }
             return q;
@@ -123,10 +133,38 @@ final class LocalQueue {
         return first[0];
     }
 
+    /** The first waiter whose wait goes on, or null (a lock-free look). */
+    Acquisition firstLive() {
+        for (Acquisition a : waiting) {
+            if (a.isLive()) {
+                return a;
+            }
+        }
+        return null;
+    }
+
+    /** The waiters, first come first (a weakly consistent view). */
+    Iterable<Acquisition> inOrder() {
+        return waiting;
+    }
+
     void wakeHead(String nextOwner) {
         Acquisition head = waiting.peekFirst();
         if (head != null && (nextOwner == null || nextOwner.equals(head.owner))) {
-            head.wake();
+            long until = holdBackUntilNanos;
+            head.wake(until == 0 || System.nanoTime() - until >= 0);
+        }
+    }
+
+    /**
+     * After a chain of passes gave the hold back to the store ({@link Cohort}), the head it left queued
+     * ignores wake-ups until {@code untilNanos}, so that waiters of other clients, woken by the same
+     * release, get the hold first; a wake-up at {@code untilNanos} starts it.
+     */
+    static void holdBack(Engine engine, LockKey key, long untilNanos) {
+        LocalQueue q = engine.queues.get(key);
+        if (q != null) {
+            q.holdBackUntilNanos = untilNanos;
         }
     }
 

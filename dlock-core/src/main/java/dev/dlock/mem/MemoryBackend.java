@@ -35,6 +35,11 @@ final class MemoryBackend implements LockBackend {
     }
 
     @Override
+    public long tokenBlock() {
+        return MemoryStore.TOKEN_BLOCK;
+    }
+
+    @Override
     public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
         return run(() -> store.acquire(request));
     }

@@ -49,6 +49,12 @@ public final class MemoryStore {
     private final String name;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<ResourceId, Resource> resources = new HashMap<>();
+    /**
+     * Tokens each grant reserves ({@code LockBackend.tokenBlock()}): the counter advances by this much,
+     * leaving the tokens in between to the holders the engine passes a hold to without the store.
+     */
+    static final long TOKEN_BLOCK = 1024;
+
     private final Map<ResourceId, Long> lastTokens = new HashMap<>();
     private final Map<ResourceId, List<WakeListener>> listeners = new ConcurrentHashMap<>();
     private volatile boolean up = true;
@@ -181,7 +187,7 @@ public final class MemoryStore {
                         case PERMIT -> r.holders.size() < request.permits();
                     };
             if (grant) {
-                long token = lastTokens.merge(id, 1L, Long::sum);
+                long token = lastTokens.merge(id, TOKEN_BLOCK, Long::sum);
                 r.queue.remove(owner);
                 r.holders.put(
                         owner, new Hold(token, key.mode(), now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis())));

@@ -56,6 +56,11 @@ public abstract class ForwardingLockBackend implements LockBackend {
     }
 
     @Override
+    public long tokenBlock() {
+        return delegate.tokenBlock();
+    }
+
+    @Override
     public boolean leasesValid() {
         return delegate.leasesValid();
     }

@@ -102,6 +102,20 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
+     * How many fencing tokens each grant reserves: the store promises that every later grant of the same
+     * resource (in any mode) gets a token at least this much greater than this grant's. The engine uses
+     * the tokens in between for the holders it passes a hold to without the store (cohort hand-off, see
+     * {@code LockClient.Builder.localHandoff}), at most {@code tokenBlock() - 1} of them per grant.
+     * The default, 1, reserves nothing, and the engine then never passes a hold. Decorating backends
+     * forward it.
+     *
+     * @return at least 1
+     */
+    default long tokenBlock() {
+        return 1;
+    }
+
+    /**
      * Whether leases of this backend can still be valid, from what the client sees locally (for
      * ZooKeeper: the session is connected and not expired). Must not block.
      *

@@ -82,4 +82,9 @@ final class CountingBackend implements LockBackend {
     public void close() {
         delegate.close();
     }
+
+    @Override
+    public long tokenBlock() {
+        return delegate.tokenBlock();
+    }
 }

@@ -160,4 +160,9 @@ final class FaultyBackend implements LockBackend {
         closed = true;
         delegate.close();
     }
+
+    @Override
+    public long tokenBlock() {
+        return delegate.tokenBlock();
+    }
 }

@@ -627,6 +627,56 @@ public abstract class LockContractTest {
         history.assertExclusive();
     }
 
+    /**
+     * Cohort hand-off (on by default): threads of two clients loop over one lock. Holders never overlap,
+     * tokens increase in grant order, and each grant is either a pass inside one client (previous token
+     * + 1, inside the room of its store grant) or a store grant at least {@code LockBackend.tokenBlock()}
+     * above the previous store grant, the room the store promised. A store that reserves room must
+     * actually have passed holds here.
+     */
+    @Test
+    void localHandOffKeepsTokensBetweenStoreGrants() throws Exception {
+        List<LockClient> cs = List.of(client(), client());
+        long block = freezable.get(cs.get(0)).tokenBlock();
+        History history = new History();
+        AtomicInteger next = new AtomicInteger();
+        runThreads(6, () -> {
+            DistributedLock lock = cs.get(next.getAndIncrement() % 2).lock("cohort");
+            for (int i = 0; i < 15; i++) {
+                lock.lock();
+                try {
+                    history.record(
+                            "cohort",
+                            lock.currentLease().orElseThrow().fencingToken(),
+                            Thread.currentThread().getName(),
+                            () -> {});
+                } finally {
+                    lock.unlock();
+                }
+            }
+        });
+        history.assertExclusive();
+        List<Long> tokens = history.intervals().stream()
+                .sorted(java.util.Comparator.comparingLong(History.Interval::startNanos))
+                .map(History.Interval::token)
+                .toList();
+        int passes = 0;
+        long storeGrant = tokens.get(0); // a fresh name: the first grant comes from the store
+        for (int i = 1; i < tokens.size(); i++) {
+            if (tokens.get(i) - storeGrant < block) {
+                assertThat(tokens.get(i))
+                        .as("a token inside the room of store grant %d is a pass: previous + 1", storeGrant)
+                        .isEqualTo(tokens.get(i - 1) + 1);
+                passes++;
+            } else {
+                storeGrant = tokens.get(i);
+            }
+        }
+        if (block > 1) {
+            assertThat(passes).as("holds passed between threads of one client").isPositive();
+        }
+    }
+
     @Test
     void fencingTokensStrictlyIncreaseAcrossHoldersAndClients() {
         List<LockClient> cs = List.of(client(), client(), client());

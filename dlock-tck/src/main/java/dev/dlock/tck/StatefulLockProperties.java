@@ -71,6 +71,7 @@ public class StatefulLockProperties {
                 .withAction(4, acquire(t.modes()))
                 .withAction(3, release())
                 .withAction(1, asyncAcquireThenCancel())
+                .withAction(2, releaseToALocalWaiter())
                 .withAction(1, extend())
                 .withAction(1, reentry())
                 .withAction(1, downgrade())
@@ -149,6 +150,56 @@ public class StatefulLockProperties {
                         .map(i -> Transformer.mutate(verb + " hold #" + i, world -> step.accept(world, i)));
             }
         };
+    }
+
+    /**
+     * Cohort hand-off: another caller of the same client waits for a hold (exclusive or write) when it is
+     * released, so the engine may pass the hold on without the store; its lease must be valid and its
+     * token above every earlier one. The waiter's wait is drawn too, so a pass may meet a wait that is
+     * just ending.
+     */
+    private static Action.Dependent<LockWorld> releaseToALocalWaiter() {
+        return new Action.Dependent<>() {
+            @Override
+            public boolean precondition(LockWorld w) {
+                return w.held.stream().anyMatch(StatefulLockProperties::passable);
+            }
+
+            @Override
+            public Arbitrary<Transformer<LockWorld>> transformer(LockWorld w) {
+                List<LockWorld.Held> passable =
+                        w.held.stream().filter(StatefulLockProperties::passable).toList();
+                return Combinators.combine(Arbitraries.of(passable), Arbitraries.of(5, 40, 300))
+                        .as((h, waitMillis) -> Transformer.mutate(
+                                "release " + h + " while its client waits " + waitMillis + "ms for it", world -> {
+                                    if (!world.held.remove(h)) {
+                                        return;
+                                    }
+                                    LockClient c = world.client(h.client);
+                                    CompletableFuture<Lease> waiter = (h.mode == Mode.WRITE
+                                                    ? c.readWriteLock(h.name).writeLock()
+                                                    : c.lock(h.name))
+                                            .acquireAsync(Duration.ofMillis(waitMillis));
+                                    sleep(2); // the waiter is queued behind the hold
+                                    try {
+                                        h.release.run();
+                                    } catch (LeaseLostException lost) {
+                                        world.note("release of " + h + " said lost: " + lost.getMessage());
+                                    }
+                                    try {
+                                        Lease lease = waiter.join();
+                                        world.granted(new LockWorld.Held(
+                                                h.client, h.name, h.mode, List.of(lease), lease::close));
+                                    } catch (java.util.concurrent.CompletionException notGranted) {
+                                        world.note("local waiter for " + h + " did not get it: " + notGranted);
+                                    }
+                                }));
+            }
+        };
+    }
+
+    private static boolean passable(LockWorld.Held h) {
+        return (h.mode == Mode.EXCLUSIVE || h.mode == Mode.WRITE) && h.leases.size() == 1 && !h.forced;
     }
 
     private static Action.Independent<LockWorld> asyncAcquireThenCancel() {
