@@ -40,9 +40,23 @@ local function holdValue(token, owner, name)
   return token .. ':' .. #owner .. ':' .. owner .. name
 end
 
+-- GET, reading a key of another type (a holders hash of dlock.lua, see above) as missing. Any other
+-- error aborts the script: in a Cluster, a key of a slot this node no longer serves must fail the call
+-- (the client then retries slot by slot), never read as a lost hold.
+local function getString(key)
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' and value.err then
+    if string.find(value.err, 'WRONGTYPE', 1, true) == 1 then
+      return nil
+    end
+    error(value)
+  end
+  return value
+end
+
 -- The owner's hold's value, or nil when the key is missing, of another type or someone else's.
 local function ownHold(hold, owner)
-  local value = redis.pcall('GET', hold)
+  local value = getString(hold)
   local holder = parse(value)
   if holder == owner then
     return value
@@ -115,7 +129,7 @@ end
 -- KEYS: hold; ARGV: op. Read-only. Returns dlock.lua's describe shape:
 -- {name or '', 0 (waiters are not counted), owner, 'E' .. token, ttlMillis} or {'', 0} when free.
 local function describe()
-  local value = redis.pcall('GET', KEYS[1])
+  local value = getString(KEYS[1])
   local owner, token, nameFrom = parse(value)
   if not owner then
     return {'', 0}
