@@ -115,13 +115,15 @@ final class Connections {
     }
 
     /**
-     * Loads the script (on every master of a Cluster) so that the first operation is one EVALSHA, not
+     * Loads the scripts (on every master of a Cluster) so that the first operation is one EVALSHA, not
      * EVALSHA, NOSCRIPT and EVAL. Best effort: a server that refuses (for example an ACL without {@code
      * SCRIPT}) is served by the EVAL fallback.
      */
     private static void preload(RedisClusterAsyncCommands<String, String> commands, Duration timeout) {
         try {
-            commands.scriptLoad(LuaScript.DLOCK.body()).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            for (LuaScript script : new LuaScript[] {LuaScript.DLOCK, LuaScript.EXCLUSIVE}) {
+                commands.scriptLoad(script.body()).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {

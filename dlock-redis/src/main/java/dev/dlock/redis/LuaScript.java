@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.spi.Mode;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -22,8 +23,11 @@ import java.util.concurrent.CompletionException;
  * <p>Failure modes: a NOSCRIPT reply costs one extra round trip; every other error is passed on.
  */
 final class LuaScript {
-    /** The one script of this backend; see {@code dlock.lua} for its operations. */
+    /** The general script, every mode but exclusive; see {@code dlock.lua} for its operations. */
     static final LuaScript DLOCK = load("dlock.lua");
+
+    /** The exclusive lock's fast path; see {@code exclusive.lua} for its operations. */
+    static final LuaScript EXCLUSIVE = load("exclusive.lua");
 
     private final String body;
     private final String sha;
@@ -55,6 +59,11 @@ final class LuaScript {
 
     String sha() {
         return sha;
+    }
+
+    /** The script that serves a resource kind: {@link #EXCLUSIVE} for {@code lock}, else {@link #DLOCK}. */
+    static LuaScript forKind(String kind) {
+        return Mode.EXCLUSIVE.kind().equals(kind) ? EXCLUSIVE : DLOCK;
     }
 
     /** Runs the script on {@code commands}; routing in a Cluster follows {@code keys[0]}. */

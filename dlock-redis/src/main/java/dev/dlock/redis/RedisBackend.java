@@ -24,11 +24,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The SPI primitives on Redis: each one is a single call of {@code dlock.lua} (EVALSHA), so an
- * uncontended acquire and a release cost one round trip each.
+ * The SPI primitives on Redis: each one is a single script call (EVALSHA), so an uncontended acquire and
+ * a release cost one round trip each. Exclusive locks (kind {@code lock}) run {@code exclusive.lua}, a
+ * string key per lock with a server-side expiry and a wake-up published only when someone waits; every
+ * other mode runs {@code dlock.lua}. The two share the key layout (see {@link ResourceKeys}).
  *
- * <p>Renewal: the leases of a batch are grouped by the node that serves them (one group on standalone
- * and Sentinel) and each group of up to {@value #RENEW_CHUNK} leases is renewed by one script call. In a
+ * <p>Renewal: the leases of a batch are split by script, then grouped by the node that serves them (one
+ * group on standalone and Sentinel) and each group of up to {@value #RENEW_CHUNK} leases is renewed by one script call. In a
  * Cluster the call is routed by the group's first key and touches the other keys of its node without
  * declaring them (allowed for scripts without flags); if the slot map changed under it, the group is
  * retried slot by slot with a fresh routing.
@@ -82,27 +84,42 @@ final class RedisBackend implements LockBackend {
         };
     }
 
-    private <T> CompletableFuture<T> run(ScriptOutputType type, String[] keys, String... args) {
-        return LuaScript.DLOCK.run(connections.commands(), type, keys, args);
+    private <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
+        return script.run(connections.commands(), type, keys, args);
     }
 
     @Override
     public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
         LockKey key = request.key();
         ResourceKeys keys = ResourceKeys.of(key);
-        String[] args = {
-            "acquire",
-            request.owner(),
-            letter(key.mode()),
-            Long.toString(request.leaseMillis()),
-            Integer.toString(request.permits()),
-            Long.toString(request.queueMillis()),
-            request.downgradeFrom() == null ? "" : request.downgradeFrom(),
-            key.name()
-        };
+        LuaScript script = LuaScript.forKind(key.kind());
+        String[] keyNames;
+        String[] args;
+        if (script == LuaScript.EXCLUSIVE) {
+            keyNames = keys.exclusiveAcquire();
+            args = new String[] {
+                "acquire",
+                request.owner(),
+                Long.toString(request.leaseMillis()),
+                Long.toString(request.queueMillis()),
+                key.name()
+            };
+        } else {
+            keyNames = keys.withTokens();
+            args = new String[] {
+                "acquire",
+                request.owner(),
+                letter(key.mode()),
+                Long.toString(request.leaseMillis()),
+                Integer.toString(request.permits()),
+                Long.toString(request.queueMillis()),
+                request.downgradeFrom() == null ? "" : request.downgradeFrom(),
+                key.name()
+            };
+        }
         CompletableFuture<Long> reply = replicaAcks > 0
-                ? acknowledged(keys.withTokens(), args).thenCompose(r -> grantAcknowledged(request, r))
-                : run(ScriptOutputType.INTEGER, keys.withTokens(), args);
+                ? acknowledged(script, keyNames, args).thenCompose(r -> grantAcknowledged(request, r))
+                : run(script, ScriptOutputType.INTEGER, keyNames, args);
         return reply.thenApply(RedisBackend::acquireResult);
     }
 
@@ -132,19 +149,19 @@ final class RedisBackend implements LockBackend {
      * Runs the script on the acknowledgement connection with {@code WAIT} pipelined right behind it, so the
      * wait covers the script's writes; after a NOSCRIPT reply both are sent again with EVAL.
      */
-    private CompletableFuture<Acknowledged> acknowledged(String[] keys, String[] args) {
+    private CompletableFuture<Acknowledged> acknowledged(LuaScript script, String[] keys, String[] args) {
         RedisAsyncCommands<String, String> acks = connections.acks();
         ScriptOutputType type = "renew".equals(args[0]) ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
-        CompletableFuture<Object> script =
-                acks.<Object>evalsha(LuaScript.DLOCK.sha(), type, keys, args).toCompletableFuture();
+        CompletableFuture<Object> first =
+                acks.<Object>evalsha(script.sha(), type, keys, args).toCompletableFuture();
         CompletableFuture<Long> replicas =
                 acks.waitForReplication(replicaAcks, replicaAckMillis).toCompletableFuture();
-        return script.thenCombine(replicas, Acknowledged::new).exceptionallyCompose(error -> {
+        return first.thenCombine(replicas, Acknowledged::new).exceptionallyCompose(error -> {
             if (!LuaScript.isNoScript(error)) {
                 return CompletableFuture.failedFuture(error);
             }
             CompletableFuture<Object> again =
-                    acks.<Object>eval(LuaScript.DLOCK.body(), type, keys, args).toCompletableFuture();
+                    acks.<Object>eval(script.body(), type, keys, args).toCompletableFuture();
             CompletableFuture<Long> waited =
                     acks.waitForReplication(replicaAcks, replicaAckMillis).toCompletableFuture();
             return again.thenCombine(waited, Acknowledged::new);
@@ -154,35 +171,60 @@ final class RedisBackend implements LockBackend {
     @Override
     public CompletionStage<Boolean> release(LockKey key, String owner) {
         ResourceKeys keys = ResourceKeys.of(key);
-        return this.<Long>run(
-                        ScriptOutputType.INTEGER, keys.resource(), "release", owner, letter(key.mode()), keys.channel())
-                .thenApply(released -> released == 1L);
+        CompletableFuture<Long> reply = key.mode() == Mode.EXCLUSIVE
+                ? run(
+                        LuaScript.EXCLUSIVE,
+                        ScriptOutputType.INTEGER,
+                        keys.exclusiveRelease(),
+                        "release",
+                        owner,
+                        keys.channel())
+                : run(
+                        LuaScript.DLOCK,
+                        ScriptOutputType.INTEGER,
+                        keys.resource(),
+                        "release",
+                        owner,
+                        letter(key.mode()),
+                        keys.channel());
+        return reply.thenApply(released -> released == 1L);
     }
 
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
+        List<RenewRequest> exclusive = new ArrayList<>();
+        List<RenewRequest> general = new ArrayList<>();
+        for (RenewRequest request : batch) {
+            (request.key().mode() == Mode.EXCLUSIVE ? exclusive : general).add(request);
+        }
+        List<CompletableFuture<Set<String>>> calls = new ArrayList<>();
+        renew(LuaScript.EXCLUSIVE, exclusive, calls);
+        renew(LuaScript.DLOCK, general, calls);
+        return union(calls);
+    }
+
+    /** Adds the calls renewing {@code batch} with {@code script} to {@code calls}. */
+    private void renew(LuaScript script, List<RenewRequest> batch, List<CompletableFuture<Set<String>>> calls) {
         if (batch.isEmpty()) {
-            return CompletableFuture.completedFuture(Set.of());
+            return;
         }
         List<String> prefixes = new ArrayList<>(batch.size());
         for (RenewRequest request : batch) {
             prefixes.add(ResourceKeys.of(request.key()).prefix());
         }
-        List<CompletableFuture<Set<String>>> calls = new ArrayList<>();
         for (List<Integer> group : connections.groupByNode(prefixes)) {
             for (int from = 0; from < group.size(); from += RENEW_CHUNK) {
                 List<Integer> chunk = group.subList(from, Math.min(group.size(), from + RENEW_CHUNK));
-                calls.add(renewGroup(batch, prefixes, chunk)
+                calls.add(renewGroup(script, batch, prefixes, chunk)
                         .exceptionallyCompose(error -> connections.isCluster()
-                                ? renewBySlot(batch, prefixes, chunk)
+                                ? renewBySlot(script, batch, prefixes, chunk)
                                 : CompletableFuture.failedFuture(error)));
             }
         }
-        return union(calls);
     }
 
     private CompletableFuture<Set<String>> renewBySlot(
-            List<RenewRequest> batch, List<String> prefixes, List<Integer> positions) {
+            LuaScript script, List<RenewRequest> batch, List<String> prefixes, List<Integer> positions) {
         List<String> subset = new ArrayList<>(positions.size());
         for (int position : positions) {
             subset.add(prefixes.get(position));
@@ -193,7 +235,7 @@ final class RedisBackend implements LockBackend {
             for (int i : slotGroup) {
                 original.add(positions.get(i));
             }
-            calls.add(renewGroup(batch, prefixes, original));
+            calls.add(renewGroup(script, batch, prefixes, original));
         }
         return union(calls);
     }
@@ -210,7 +252,7 @@ final class RedisBackend implements LockBackend {
 
     /** One script call renewing the leases at {@code positions}, all served by one node. */
     private CompletableFuture<Set<String>> renewGroup(
-            List<RenewRequest> batch, List<String> prefixes, List<Integer> positions) {
+            LuaScript script, List<RenewRequest> batch, List<String> prefixes, List<Integer> positions) {
         String[] args = new String[1 + 3 * positions.size()];
         args[0] = "renew";
         int i = 1;
@@ -223,7 +265,7 @@ final class RedisBackend implements LockBackend {
         String[] routing = {prefixes.get(positions.get(0)) + ":x"};
         CompletableFuture<List<Object>> reply;
         if (replicaAcks > 0) {
-            reply = acknowledged(routing, args).thenApply(acked -> {
+            reply = acknowledged(script, routing, args).thenApply(acked -> {
                 if (acked.replicas() < replicaAcks) {
                     throw new LockBackendException("renew: only " + acked.replicas() + " of the " + replicaAcks
                             + " required replicas acknowledged within " + replicaAckMillis + "ms");
@@ -233,7 +275,7 @@ final class RedisBackend implements LockBackend {
                 return value;
             });
         } else {
-            reply = run(ScriptOutputType.MULTI, routing, args);
+            reply = run(script, ScriptOutputType.MULTI, routing, args);
         }
         return reply.thenApply(lostPositions -> {
             Set<String> lost = new HashSet<>();
@@ -252,7 +294,13 @@ final class RedisBackend implements LockBackend {
         }
         ResourceKeys keys = ResourceKeys.of(key);
         return this.<Long>run(
-                        ScriptOutputType.INTEGER, keys.resource(), "cancel", owner, letter(key.mode()), keys.channel())
+                        LuaScript.DLOCK,
+                        ScriptOutputType.INTEGER,
+                        keys.resource(),
+                        "cancel",
+                        owner,
+                        letter(key.mode()),
+                        keys.channel())
                 .thenApply(removed -> null);
     }
 
@@ -267,7 +315,9 @@ final class RedisBackend implements LockBackend {
     }
 
     private CompletableFuture<LockInfo> describe(ResourceKeys keys, String knownName) {
-        return this.<List<Object>>run(ScriptOutputType.MULTI, keys.resource(), "describe")
+        LuaScript script = LuaScript.forKind(keys.kind());
+        String[] keyNames = script == LuaScript.EXCLUSIVE ? new String[] {keys.holders()} : keys.resource();
+        return this.<List<Object>>run(script, ScriptOutputType.MULTI, keyNames, "describe")
                 .thenApply(reply -> {
                     String name = knownName != null ? knownName : (String) reply.get(0);
                     int waiters = ((Long) reply.get(1)).intValue();
@@ -329,7 +379,9 @@ final class RedisBackend implements LockBackend {
     @Override
     public CompletionStage<Boolean> forceRelease(LockKey key) {
         ResourceKeys keys = ResourceKeys.of(key);
-        return this.<Long>run(ScriptOutputType.INTEGER, keys.resource(), "force", keys.channel())
+        LuaScript script = LuaScript.forKind(key.kind());
+        String[] keyNames = script == LuaScript.EXCLUSIVE ? keys.exclusiveRelease() : keys.resource();
+        return this.<Long>run(script, ScriptOutputType.INTEGER, keyNames, "force", keys.channel())
                 .thenApply(removed -> removed == 1L);
     }
 
@@ -340,6 +392,7 @@ final class RedisBackend implements LockBackend {
     CompletableFuture<Long> raiseToken(LockKey key, String owner, long token) {
         ResourceKeys keys = ResourceKeys.of(key);
         return run(
+                LuaScript.forKind(key.kind()),
                 ScriptOutputType.INTEGER,
                 new String[] {keys.holders(), keys.tokens()},
                 "floor",

@@ -16,8 +16,10 @@ import java.util.HexFormat;
  * itself is stored in the holders hash for listing.
  *
  * <p>Parts: {@code h} holders hash, {@code x} hold expiries, {@code q} queue order, {@code e} queue-entry
- * expiries, {@code t} fencing-token counter; the channel is {@code <prefix>:w}. {@code dlock.lua}
- * derives {@code h} and {@code x} from the prefix in its renew operation, so the suffixes must match.
+ * expiries, {@code t} fencing-token counter, {@code m} waiter marker of an exclusive lock; the channel is
+ * {@code <prefix>:w}. For the {@code lock} kind, {@code h} is the hold string of {@code exclusive.lua}
+ * and only {@code t} and {@code m} join it. The scripts derive {@code h} (and {@code dlock.lua} {@code
+ * x}) from the prefix in their renew operation, so the suffixes must match.
  *
  * <p>Concurrency: immutable.
  *
@@ -30,12 +32,25 @@ record ResourceKeys(String prefix) {
     private static final HexFormat HEX = HexFormat.of();
     private static final int DIGEST_BYTES = 20;
 
+    /** Cloned per call: much cheaper than a provider lookup, which showed in profiles of every acquire. */
+    private static final MessageDigest SHA_256 = sha256();
+
+    private static MessageDigest sha256() {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.clone(); // fail at class initialization, not on a lock call, if cloning is unsupported
+            return digest;
+        } catch (NoSuchAlgorithmException | CloneNotSupportedException e) {
+            throw new IllegalStateException("a cloneable SHA-256 is required", e);
+        }
+    }
+
     static ResourceKeys of(LockKey key) {
         MessageDigest sha;
         try {
-            sha = MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+            sha = (MessageDigest) SHA_256.clone();
+        } catch (CloneNotSupportedException e) {
+            throw new IllegalStateException("checked when the class was initialized", e);
         }
         sha.update(key.namespace().getBytes(StandardCharsets.UTF_8));
         sha.update((byte) 0);
@@ -74,6 +89,10 @@ record ResourceKeys(String prefix) {
         return prefix.substring(from, prefix.indexOf(":{", from));
     }
 
+    /**
+     * The holders hash of {@code dlock.lua}; for the {@code lock} kind the hold string of {@code
+     * exclusive.lua} instead (the same name, so that clients of either script see the other's hold).
+     */
     String holders() {
         return prefix + ":h";
     }
@@ -94,6 +113,11 @@ record ResourceKeys(String prefix) {
         return prefix + ":t";
     }
 
+    /** The exclusive lock's waiter marker: present while some client may wait for a release. */
+    String waiting() {
+        return prefix + ":m";
+    }
+
     String channel() {
         return prefix + ":w";
     }
@@ -106,5 +130,15 @@ record ResourceKeys(String prefix) {
     /** KEYS of acquire: the resource keys and the token counter. */
     String[] withTokens() {
         return new String[] {holders(), expiries(), queue(), waits(), tokens()};
+    }
+
+    /** KEYS of the exclusive lock's acquire ({@code exclusive.lua}): hold, token counter, waiter marker. */
+    String[] exclusiveAcquire() {
+        return new String[] {holders(), tokens(), waiting()};
+    }
+
+    /** KEYS of the exclusive lock's release and force-release: hold and waiter marker. */
+    String[] exclusiveRelease() {
+        return new String[] {holders(), waiting()};
     }
 }

@@ -1,5 +1,6 @@
 --[[
-dlock: every atomic step of the Redis backend, in one script (one SHA, one SCRIPT LOAD).
+dlock: every atomic step of the Redis backend for fair, read-write and semaphore locks, in one script
+(one SHA, one SCRIPT LOAD). Exclusive locks run exclusive.lua.
 
 ARGV[1] names the operation. Lock names, owners and numbers arrive only through KEYS and ARGV; nothing
 is ever spliced into this source. Time is the server's: redis.call('TIME'), never the client's clock.
@@ -11,7 +12,8 @@ One resource (namespace, kind, name) has these keys, all with the same hash tag,
   waits     zset    owner -> expiry of the queue entry, epoch milliseconds by the server clock
   tokens    string  the last fencing token; never expires, never deleted, so tokens survive both
 The holders/expiries and queue/waits keys carry a PEXPIREAT equal to their latest member's expiry, so
-an abandoned resource disappears by itself. Mode letters: E exclusive, F fair, R read, W write, P permit.
+an abandoned resource disappears by itself. Mode letters: F fair, R read, W write, P permit (E, exclusive,
+only in holds that exclusive.lua reports).
 ]]
 
 local op = ARGV[1]
@@ -97,7 +99,7 @@ local function acquire()
   dropExpired(waits, queue, 'ZREM')
   local held = redis.call('ZCARD', expiries)
   local grant
-  if mode == 'E' or mode == 'W' then
+  if mode == 'W' then
     grant = held == 0
   elseif mode == 'F' then
     local first = head(queue)

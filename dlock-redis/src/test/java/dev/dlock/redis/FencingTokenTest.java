@@ -37,8 +37,8 @@ class FencingTokenTest {
                 LockClient client = client(server)) {
             Lease first = client.lock("expiring").tryAcquire().orElseThrow();
             ResourceKeys keys = ResourceKeys.of(new LockKey(NAMESPACE, "expiring", Mode.EXCLUSIVE));
-            // The holder keys carry the lease; the counter carries no expiry at all.
-            assertThat((Long) server.call("PTTL", keys.expiries())).isBetween(1L, 200L);
+            // The hold key carries the lease; the counter carries no expiry at all.
+            assertThat((Long) server.call("PTTL", keys.holders())).isBetween(1L, 200L);
             assertThat(server.call("PTTL", keys.tokens())).isEqualTo(-1L);
             Thread.sleep(400);
             assertThat(server.call("EXISTS", keys.holders(), keys.expiries())).isEqualTo(0L);

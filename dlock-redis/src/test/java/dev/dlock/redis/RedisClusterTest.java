@@ -116,8 +116,8 @@ class RedisClusterTest {
             assertThat(lost.size()).isGreaterThanOrEqualTo(ticksBefore + 2);
             assertThat(lost).containsOnly(0);
             assertThat(held).allMatch(Lease::isValid);
-            // Renewed where the slot lives now.
-            assertThat((Long) to.call("PTTL", prefix + ":x")).isGreaterThan(1_000L);
+            // Renewed where the slot lives now (the exclusive lock's one key is its hold, ":h").
+            assertThat((Long) to.call("PTTL", prefix + ":h")).isGreaterThan(1_000L);
             assertThat((Long) from.call("CLUSTER", "COUNTKEYSINSLOT", slot)).isZero();
             held.forEach(Lease::close);
         }

@@ -14,7 +14,8 @@ class ResourceKeysTest {
         for (String name : List.of("plain", "{tag}", "}{", "{}", "a{b}c", "{", "}", "ünïcødé {x}")) {
             ResourceKeys keys = ResourceKeys.of(new LockKey("ns", name, Mode.FAIR));
             int slot = SlotHash.getSlot(keys.holders());
-            for (String key : List.of(keys.expiries(), keys.queue(), keys.waits(), keys.tokens())) {
+            for (String key : List.of(
+                    keys.expiries(), keys.queue(), keys.waits(), keys.tokens(), keys.waiting(), keys.channel())) {
                 assertThat(SlotHash.getSlot(key)).as(key).isEqualTo(slot);
             }
             assertThat(keys.prefix()).startsWith("ns:fair:{").doesNotContain(name.isEmpty() ? "\0" : "tag");
