@@ -394,6 +394,13 @@ public final class Engine implements AutoCloseable {
         pub.whenComplete((v, e) -> {
             if (e != null) {
                 cancel.run();
+                // A grant that arrived but is not yet handed over goes back now, not after the hop below
+                // (which waits for a common-pool thread; until then heldLeases() would list it).
+                if (result.isDone()
+                        && !result.isCompletedExceptionally()
+                        && result.join() instanceof LeaseImpl granted) {
+                    granted.releaseAsync();
+                }
             }
         });
         result.whenComplete((lease, error) -> CompletableFuture.runAsync(() -> {
