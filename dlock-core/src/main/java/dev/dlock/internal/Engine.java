@@ -91,7 +91,7 @@ public final class Engine implements AutoCloseable {
         this.subscriptions = new Subscriptions(this);
         LockBackend opened;
         try {
-            opened = factory.open(new BackendContext(uri, options.operationTimeout(), this::allLeasesLost));
+            opened = factory.open(new BackendContext(uri, options.operationTimeout(), watchdog));
         } catch (RuntimeException e) {
             scheduler.shutdownNow();
             events.close(0);
@@ -448,12 +448,6 @@ public final class Engine implements AutoCloseable {
                     queue.wakeHead(nextOwner);
                 }
             }
-        }
-    }
-
-    private void allLeasesLost(String reason) {
-        for (Lease lease : watchdog.held()) {
-            ((LeaseImpl) lease).markLost(reason);
         }
     }
 

@@ -1,7 +1,9 @@
 package dev.dlock.internal;
 
 import dev.dlock.Lease;
+import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.RenewRequest;
+import dev.dlock.spi.SessionLeases;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -24,10 +26,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * held through the {@code Lock} view by a thread that has ended is lost and released at the next tick:
  * nobody could ever unlock it.
  *
+ * <p>Session stores ({@link SessionLeases}, handed over by the backend through the {@link
+ * BackendContext.BackendEvents} this watchdog is): the store keeps a hold as long as the session, so this
+ * is the one clock for those leases too. A tick also runs when the session's certain life ends; if it has
+ * not moved on by then, every lease is lost. A lease lost by its own deadline (renewal switched off, or
+ * renewals failing) is released at the store, which would otherwise keep it for the session's life.
+ *
  * <p>Concurrency: the lease set is concurrent; the next tick is (re)scheduled under a lock that is never
- * held across a store call.
+ * held across a store call. Backend events arrive on store threads and only mark leases lost.
  */
-final class Watchdog {
+final class Watchdog implements BackendContext.BackendEvents {
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final Engine engine;
@@ -35,6 +43,8 @@ final class Watchdog {
     private final ReentrantLock lock = new ReentrantLock();
     private ScheduledFuture<?> next;
     private long nextAtNanos = Long.MAX_VALUE;
+    /** The backend's session when its leases are one (set once, while the backend opens), else null. */
+    private volatile SessionLeases session;
 
     Watchdog(Engine engine) {
         this.engine = engine;
@@ -59,14 +69,34 @@ final class Watchdog {
         return held;
     }
 
+    @Override
+    public void allLeasesLost(String reason) {
+        for (LeaseImpl lease : leases) {
+            lease.markLost(reason);
+        }
+    }
+
+    @Override
+    public void leasesAreSession(SessionLeases session) {
+        this.session = session;
+    }
+
     void rescheduleFor(LeaseImpl lease) {
         scheduleBy(nextCheck(lease));
     }
 
-    private static long nextCheck(LeaseImpl lease) {
-        return lease.renew && !lease.renewing
+    private long nextCheck(LeaseImpl lease) {
+        long at = lease.renew && !lease.renewing
                 ? Math.min(lease.nextRenewNanos, lease.deadlineNanos())
                 : lease.deadlineNanos();
+        SessionLeases s = session;
+        if (s != null) {
+            long sessionEnd = s.liveUntilNanos();
+            if (sessionEnd - at < 0) {
+                at = sessionEnd;
+            }
+        }
+        return at;
     }
 
     private void scheduleBy(long atNanos) {
@@ -94,6 +124,8 @@ final class Watchdog {
             lock.unlock();
         }
         long now = System.nanoTime();
+        SessionLeases s = session;
+        boolean sessionOver = s != null && !leases.isEmpty() && now - s.liveUntilNanos() >= 0;
         List<LeaseImpl> batch = new ArrayList<>();
         boolean anyDue = false;
         for (LeaseImpl lease : leases) {
@@ -104,8 +136,15 @@ final class Watchdog {
                 continue;
             }
             if (now - lease.deadlineNanos() >= 0) {
-                lease.markLost(
-                        "no renewal succeeded before its local deadline (lease time " + lease.leaseMillis() + "ms)");
+                if (lease.markLost("no renewal succeeded before its local deadline (lease time " + lease.leaseMillis()
+                                + "ms)")
+                        && s != null) {
+                    releaseExpired(lease);
+                }
+                continue;
+            }
+            if (sessionOver) {
+                lease.markLost(s.notLiveReason());
                 continue;
             }
             if (!lease.renew || lease.renewing) {
@@ -132,6 +171,13 @@ final class Watchdog {
         if (earliest != Long.MAX_VALUE) {
             scheduleBy(Math.max(earliest, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1)));
         }
+    }
+
+    /** A session store keeps a hold as long as the session: give back a lease whose own time is over. */
+    private void releaseExpired(LeaseImpl lease) {
+        engine.call(
+                "release '" + lease.key.name() + "' past its lease time",
+                () -> engine.backend.release(lease.key, lease.owner));
     }
 
     private void renew(List<LeaseImpl> due, long sentNanos) {

@@ -33,5 +33,15 @@ public record BackendContext(String uri, Duration operationTimeout, BackendEvent
          * @param reason a short human-readable cause, used in {@code LeaseLostException} messages
          */
         void allLeasesLost(String reason);
+
+        /**
+         * The leases of this backend are one session of its store ({@link SessionLeases}): the engine's
+         * watchdog bounds every lease by the session and releases at the store a lease whose own time
+         * passed. Called at most once, while the backend opens; stores with a time to live per hold never
+         * call it.
+         *
+         * @param session what the backend knows of its session
+         */
+        default void leasesAreSession(SessionLeases session) {}
     }
 }

@@ -1,5 +1,6 @@
 package dev.dlock.zookeeper;
 
+import dev.dlock.spi.SessionLeases;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +19,9 @@ import org.apache.zookeeper.ZooKeeper;
  * <p>Rules: leases are valid while the server is certain to keep the session, counted from its last
  * reply ({@link SessionClock}; a heartbeat read every third of the session timeout keeps the proof
  * fresh). Once that point passes without a newer reply, every lease is in doubt: the holders are told
- * they lost, and the nodes are deleted as soon as the same session answers again. {@code LOST} from
+ * they lost, grants are refused, and the nodes are deleted as soon as the same session answers again.
+ * The engine's watchdog reads the same point ({@link #liveUntilNanos()}: this class is the backend's
+ * {@link SessionLeases}) and bounds every lease by it. {@code LOST} from
  * Curator, or a reconnect under a new session id, means the session is gone together with its nodes. A
  * grant counts only when made in the session this tracker has accepted ({@link #mayGrant}): a grant that
  * reaches a session Curator is replacing, or one made while leases are in doubt, is refused.
@@ -33,7 +36,7 @@ import org.apache.zookeeper.ZooKeeper;
  * created it ({@code ephemeralOwner}) rather than by the order of events, and a heartbeat's answer counts
  * only for the session of the handle it was sent on.
  */
-final class SessionTracker implements ConnectionStateListener {
+final class SessionTracker implements ConnectionStateListener, SessionLeases {
     /** What the backend does when the session changes. */
     interface Callbacks {
         /** The session {@code deadSession} is gone, with all its nodes. */
@@ -46,10 +49,13 @@ final class SessionTracker implements ConnectionStateListener {
         void reconnected(long session, boolean sameSession);
     }
 
+    private static final String NO_REPLY =
+            "no reply from ZooKeeper for nearly a session timeout: the server may have expired the session";
+
     private final CuratorFramework client;
     private final ScheduledExecutorService timer;
     private final int configuredSessionTimeoutMs;
-    private final Callbacks callbacks;
+    private volatile Callbacks callbacks;
     private final SessionClock clock;
     private final ReentrantLock lock = new ReentrantLock();
     private volatile long session;
@@ -60,20 +66,20 @@ final class SessionTracker implements ConnectionStateListener {
     private volatile boolean stopped;
     private volatile boolean valid = true;
 
-    SessionTracker(
-            CuratorFramework client,
-            ScheduledExecutorService timer,
-            int configuredSessionTimeoutMs,
-            Callbacks callbacks) {
+    SessionTracker(CuratorFramework client, ScheduledExecutorService timer, int configuredSessionTimeoutMs) {
         this.client = client;
         this.timer = timer;
         this.configuredSessionTimeoutMs = configuredSessionTimeoutMs;
-        this.callbacks = callbacks;
         this.clock = new SessionClock(this::sessionTimeoutMs);
     }
 
-    /** Starts listening and sends the first heartbeat; the client is connected at this point. */
-    void start() {
+    /**
+     * Starts listening and sends the first heartbeat; the client is connected at this point.
+     *
+     * @param callbacks what the backend does when the session changes
+     */
+    void start(Callbacks callbacks) {
+        this.callbacks = callbacks;
         lock.lock();
         try {
             session = currentSession();
@@ -109,6 +115,21 @@ final class SessionTracker implements ConnectionStateListener {
     /** Leases are trustworthy: the session is accepted, not in doubt, and certainly kept by the server. */
     boolean leasesValid() {
         return valid && clock.live();
+    }
+
+    /**
+     * Until when the server certainly keeps the session: {@link SessionClock#liveUntilNanos()} while the
+     * session is accepted and not in doubt; a time already past otherwise. The engine's watchdog marks
+     * every lease lost when this passes.
+     */
+    @Override
+    public long liveUntilNanos() {
+        return valid && clock.everProven() ? clock.liveUntilNanos() : System.nanoTime() - 1;
+    }
+
+    @Override
+    public String notLiveReason() {
+        return NO_REPLY;
     }
 
     /**
@@ -173,8 +194,7 @@ final class SessionTracker implements ConnectionStateListener {
             lock.unlock();
         }
         if (doubt) {
-            callbacks.leasesInDoubt(
-                    "no reply from ZooKeeper for nearly a session timeout: the server may have expired the session");
+            callbacks.leasesInDoubt(NO_REPLY);
         }
     }
 

@@ -4,7 +4,8 @@
  * dev.dlock.zookeeper.ZooKeeperBackends#forCurator} for an existing {@code CuratorFramework}.
  *
  * <p>The lease of every hold is the ZooKeeper session: holds are ephemeral nodes, renewals send nothing,
- * and a session that is suspended for longer than two thirds of its timeout, lost or expired makes every
- * lease of the client invalid and fires its lost signal. Fencing tokens are the czxid of the node.
+ * and a session without a reply for nearly its timeout, lost or expired makes every lease of the client
+ * invalid and fires its lost signal (the engine's watchdog decides, from the session the backend hands it
+ * as a {@link dev.dlock.spi.SessionLeases}). Fencing tokens are the czxid of the node.
  */
 package dev.dlock.zookeeper;

@@ -11,7 +11,7 @@ import dev.dlock.spi.Mode;
 import dev.dlock.tck.TcpProxy;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -95,8 +95,8 @@ class LateAnswerTest {
         }
     }
 
-    private static Map<?, ?> interests(ZooKeeperBackend backend) {
-        return (Map<?, ?>) TestClients.field(backend, "interests");
+    private static Set<String> interests(ZooKeeperBackend backend) {
+        return backend.subscribedResources();
     }
 
     private static List<String> watches(CuratorFramework curator) throws Exception {

@@ -8,8 +8,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -186,6 +189,37 @@ class RoundTripCountTest {
                     .isLessThanOrEqualTo(1);
             assertThat(counter.writes.get()).isZero();
             lease.close();
+        }
+    }
+
+    @Test
+    void heldLeasesCostNoRequestPerRenewalTickWhateverTheirNumber() throws Exception {
+        Duration leaseTime = Duration.ofSeconds(30); // first renewal 10 s after each grant
+        try (LockClient many = LockClient.builder(ZooKeeperBackends.forCurator(curator))
+                .namespace("rt-held")
+                .leaseTime(leaseTime)
+                .build()) {
+            long start = System.nanoTime();
+            List<dev.dlock.Lease> leases = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                leases.add(many.lock("x" + i).acquire(Duration.ofSeconds(5)));
+                leases.add(many.fairLock("f" + i).acquire(Duration.ofSeconds(5)));
+            }
+            Thread.sleep(300); // the grants' own requests (the entries' watches) are all sent
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                    .as("every lease's first renewal falls inside the window counted below")
+                    .isLessThan(leaseTime.toMillis() / 3);
+            counter.reset();
+            Thread.sleep(leaseTime.toMillis() / 3 + 1_500); // the first renewal of all 100 leases
+            assertThat(leases).allMatch(dev.dlock.Lease::isValid);
+            assertThat(counter.requests())
+                    .as("each hold's check is the watch armed at its grant: no read per lease at its first"
+                            + " renewal, nothing per tick; only the session heartbeats (every 10 s / 3, at most 4"
+                            + " in the window, of each of the two clients on this Curator)")
+                    .isLessThanOrEqualTo(8);
+            for (dev.dlock.Lease lease : leases) {
+                lease.close();
+            }
         }
     }
 }
