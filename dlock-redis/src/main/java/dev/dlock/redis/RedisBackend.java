@@ -47,6 +47,9 @@ import java.util.concurrent.CompletionStage;
  * backend works again once the server is back. Lock commands are never replayed after a reconnect.
  */
 final class RedisBackend implements LockBackend {
+    /** Tokens each grant reserves; must equal {@code TOKEN_BLOCK} in exclusive.lua and dlock.lua. */
+    static final long TOKEN_BLOCK = 16;
+
     static final int RENEW_CHUNK = 1_000;
 
     private final Connections connections;
@@ -307,6 +310,17 @@ final class RedisBackend implements LockBackend {
     @Override
     public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
         return wakes.subscribe(ResourceKeys.of(key).channel(), listener);
+    }
+
+    /**
+     * Both scripts step the token counter by {@value #TOKEN_BLOCK} per grant ({@code TOKEN_BLOCK} in the
+     * scripts), so the engine may hand a hold to this client's own waiting threads with the tokens in
+     * between. Kept small so that the counter stays behind the server clock in microseconds, which is
+     * what keeps tokens increasing where the counter is lost.
+     */
+    @Override
+    public long tokenBlock() {
+        return TOKEN_BLOCK;
     }
 
     @Override

@@ -22,6 +22,11 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local nowMicros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 -- Tokens stay exact Lua numbers (doubles) below 2^52.
 local EXACT_LIMIT = 4503599627370496
+-- Each grant reserves this many tokens: the client may hand its hold to its own waiting threads with
+-- the tokens in between (RedisBackend.tokenBlock, same value). Small on purpose: the counter stays
+-- behind the server clock in microseconds unless one name is granted more than 1,000,000 / 16 = 62,500
+-- times a second, beyond what one server does, so the clock floor still protects a lost counter.
+local TOKEN_BLOCK = 16
 
 local function removeAll(command, key, members)
   for i = 1, #members, 500 do
@@ -74,7 +79,7 @@ end
 -- tokens keep increasing even where the counter itself was lost (restart without persistence, failover
 -- to a replica that missed the last increments), as long as the server clock does not step back.
 local function nextToken(tokens)
-  local token = tonumber(redis.call('GET', tokens) or '0') + 1
+  local token = tonumber(redis.call('GET', tokens) or '0') + TOKEN_BLOCK
   if nowMicros > token and nowMicros < EXACT_LIMIT then
     token = nowMicros
   end

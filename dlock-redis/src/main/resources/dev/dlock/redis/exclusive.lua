@@ -21,6 +21,11 @@ One lock has these keys, all with the same hash tag, so one Cluster slot:
 local op = ARGV[1]
 -- Tokens stay exact Lua numbers (doubles) below 2^52.
 local EXACT_LIMIT = 4503599627370496
+-- Each grant reserves this many tokens: the client may hand its hold to its own waiting threads with
+-- the tokens in between (RedisBackend.tokenBlock, same value). Small on purpose: the counter stays
+-- behind the server clock in microseconds unless one name is granted more than 1,000,000 / 16 = 62,500
+-- times a second, beyond what one server does, so the clock floor still protects a lost counter.
+local TOKEN_BLOCK = 16
 
 -- The owner and token of a hold's value, or nil for a missing key or one of another type.
 local function parse(value)
@@ -73,7 +78,7 @@ local function acquire()
     -- The fencing rule of dlock.lua: above the last token, and at least the server clock in microseconds.
     local clock = redis.call('TIME')
     local nowMicros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-    local token = tonumber(redis.call('GET', tokens) or '0') + 1
+    local token = tonumber(redis.call('GET', tokens) or '0') + TOKEN_BLOCK
     if nowMicros > token and nowMicros < EXACT_LIMIT then
       token = nowMicros
     end
