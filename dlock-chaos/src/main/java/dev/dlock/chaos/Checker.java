@@ -33,8 +33,8 @@ import java.util.TreeSet;
  *       it) or accepted (the successor had not written yet). Each is attributed to the faults in effect on
  *       that client or the store during the section.
  *   <li><b>Liveness</b>: after every moment all faults have healed, some grant must arrive within the
- *       lease time plus the store's margin, unless the next fault came first; at the end, every lock must
- *       be granted within that window.
+ *       window (three lease times, a holder's longest job, plus the store's margin; set by {@code
+ *       StoreRun}), unless the next fault came first; at the end, every lock must be granted within it.
  * </ul>
  *
  * <p>Times are the controller's arrival times (one clock), except the unfenced intervals, which are the

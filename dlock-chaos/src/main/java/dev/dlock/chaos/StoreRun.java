@@ -65,7 +65,10 @@ final class StoreRun {
         try (Store store = factory.start(net.storeHost(), storeDir, classpath);
                 History history = new History(net.resourceHost())) {
             long lease = options.leaseMillis();
-            long window = lease + store.marginMillis();
+            // A lock may legitimately stay taken for a client's longest job (three lease times, see
+            // ChaosClient.workMillis: a 2-permit semaphore can have both permits in such jobs) or a dead
+            // holder's lease; after that the store has its margin to grant again.
+            long window = 3 * lease + store.marginMillis();
             List<String> locks = store.locks();
             List<String> keys = locks.stream().map(l -> name + "/" + l).toList();
             Resource.prepare(resource.jdbcUrl(), keys);
