@@ -1,8 +1,8 @@
 package dev.dlock.internal;
 
-import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.ForwardingLockBackend;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.RenewRequest;
@@ -15,9 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Counts the engine's calls into a real backend, and can delay acquire answers. */
-final class CountingBackend implements LockBackend {
-    final LockBackend delegate;
+/** Counts the engine's calls into a real backend, and can delay acquire answers; forwards everything else. */
+final class CountingBackend extends ForwardingLockBackend {
     final AtomicInteger acquires = new AtomicInteger();
     final AtomicInteger releases = new AtomicInteger();
     final AtomicInteger subscribes = new AtomicInteger();
@@ -25,7 +24,7 @@ final class CountingBackend implements LockBackend {
     volatile long acquireDelayMillis;
 
     CountingBackend(LockBackend delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     @Override
@@ -53,38 +52,8 @@ final class CountingBackend implements LockBackend {
     }
 
     @Override
-    public CompletionStage<Void> cancelWait(LockKey key, String owner) {
-        return delegate.cancelWait(key, owner);
-    }
-
-    @Override
     public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
         subscribes.incrementAndGet();
         return delegate.subscribe(key, listener);
-    }
-
-    @Override
-    public CompletionStage<LockInfo> describe(LockKey key) {
-        return delegate.describe(key);
-    }
-
-    @Override
-    public CompletionStage<List<LockInfo>> list(String namespace, String prefix) {
-        return delegate.list(namespace, prefix);
-    }
-
-    @Override
-    public CompletionStage<Boolean> forceRelease(LockKey key) {
-        return delegate.forceRelease(key);
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
-    }
-
-    @Override
-    public long tokenBlock() {
-        return delegate.tokenBlock();
     }
 }
