@@ -3,6 +3,7 @@ package dev.dlock.mem;
 import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.GrantRules;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
@@ -146,13 +147,19 @@ public final class MemoryStore {
             return min == Long.MAX_VALUE ? -1 : TimeUnit.NANOSECONDS.toMillis(min);
         }
 
-        boolean writerHolds(String except) {
+        /** The owner holding in {@link Mode#WRITE}, or {@code null}. */
+        String writer() {
             for (Map.Entry<String, Hold> e : holders.entrySet()) {
-                if (e.getValue().mode == Mode.WRITE && !e.getKey().equals(except)) {
-                    return true;
+                if (e.getValue().mode == Mode.WRITE) {
+                    return e.getKey();
                 }
             }
-            return false;
+            return null;
+        }
+
+        /** The owner of the oldest queue entry, or {@code null}. */
+        String firstWaiting() {
+            return queue.isEmpty() ? null : queue.keySet().iterator().next();
         }
     }
 
@@ -169,23 +176,7 @@ public final class MemoryStore {
         try {
             Resource r = resources.computeIfAbsent(id, k -> new Resource());
             r.purge(now);
-            boolean grant =
-                    switch (key.mode()) {
-                        case EXCLUSIVE -> r.holders.isEmpty();
-                        case FAIR ->
-                            r.holders.isEmpty()
-                                    && (r.queue.isEmpty()
-                                            || r.queue
-                                                    .keySet()
-                                                    .iterator()
-                                                    .next()
-                                                    .equals(owner));
-                        case READ ->
-                            !r.writerHolds(request.downgradeFrom())
-                                    && (r.queue.isEmpty() || request.downgradeFrom() != null);
-                        case WRITE -> r.holders.isEmpty();
-                        case PERMIT -> r.holders.size() < request.permits();
-                    };
+            boolean grant = GrantRules.mayGrant(request, r.holders.size(), r.writer(), r.firstWaiting());
             if (grant) {
                 long token = lastTokens.merge(id, TOKEN_BLOCK, Long::sum);
                 r.queue.remove(owner);
@@ -193,7 +184,7 @@ public final class MemoryStore {
                         owner, new Hold(token, key.mode(), now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis())));
                 return AcquireResult.granted(token);
             }
-            if (request.waiting() && (key.mode() == Mode.FAIR || key.mode() == Mode.WRITE)) {
+            if (request.waiting() && key.mode().queuesWhileWaiting()) {
                 r.queue.put(owner, now + TimeUnit.MILLISECONDS.toNanos(request.queueMillis()));
             }
             long retry = r.earliestExpiry(now);

@@ -33,4 +33,16 @@ public enum Mode {
     public String kind() {
         return kind;
     }
+
+    /**
+     * Whether a caller waiting in this mode keeps an entry in the store's queue while it waits: {@link
+     * #FAIR} waiters, to be served in order, and {@link #WRITE} waiters, to keep new readers out. The entry
+     * lives {@link AcquireRequest#queueMillis()} unless refreshed and is removed by {@link
+     * LockBackend#cancelWait}.
+     *
+     * @return {@code true} for {@link #FAIR} and {@link #WRITE}
+     */
+    public boolean queuesWhileWaiting() {
+        return this == FAIR || this == WRITE;
+    }
 }

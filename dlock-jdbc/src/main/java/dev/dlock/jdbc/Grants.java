@@ -4,6 +4,7 @@ import static dev.dlock.jdbc.Tables.bindKey;
 
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.GrantRules;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.sql.Connection;
@@ -119,7 +120,7 @@ final class Grants {
             writeEntry(c, key, owner, mode, true, token, now + request.leaseMillis(), own != null);
             return AcquireResult.granted(token);
         }
-        if (request.waiting() && (key.mode() == Mode.FAIR || key.mode() == Mode.WRITE)) {
+        if (request.waiting() && key.mode().queuesWhileWaiting()) {
             writeEntry(c, key, owner, mode, false, 0, now + request.queueMillis(), own != null);
         }
         long earliest = Long.MAX_VALUE;
@@ -134,22 +135,18 @@ final class Grants {
         return AcquireResult.busy(earliest == Long.MAX_VALUE ? -1 : earliest);
     }
 
-    /** The grant rules of {@code LockBackend} for the kinds kept in entry rows, given live holders and queue. */
+    /** {@link GrantRules} for the kinds kept in entry rows, given live holders and queue in order. */
     private static boolean grantable(AcquireRequest request, List<Entry> holders, List<Entry> queue) {
-        String owner = request.owner();
-        String downgradeFrom = request.downgradeFrom();
-        return switch (request.key().mode()) {
-            case FAIR ->
-                holders.isEmpty() && (queue.isEmpty() || queue.get(0).owner().equals(owner));
-            case READ ->
-                holders.stream()
-                                .noneMatch(h ->
-                                        h.mode().equals("write") && !h.owner().equals(downgradeFrom))
-                        && (queue.isEmpty() || downgradeFrom != null);
-            case WRITE -> holders.isEmpty();
-            case PERMIT -> holders.size() < request.permits();
-            case EXCLUSIVE -> throw new IllegalStateException("exclusive holds are inline, not entries");
-        };
+        String writer = holders.stream()
+                .filter(h -> h.mode().equals("write"))
+                .map(Entry::owner)
+                .findFirst()
+                .orElse(null);
+        return GrantRules.mayGrant(
+                request,
+                holders.size(),
+                writer,
+                queue.isEmpty() ? null : queue.get(0).owner());
     }
 
     /** Inside a transaction: increments and returns a resource's token (the advisory flavour's portable way). */

@@ -208,7 +208,7 @@ final class JdbcBackend implements LockBackend {
     @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
         backoff.forget(owner);
-        if (key.mode() != Mode.FAIR && key.mode() != Mode.WRITE) {
+        if (!key.mode().queuesWhileWaiting()) {
             return CompletableFuture.completedFuture(null);
         }
         return submit("leave the queue of '" + key.name() + "'", c -> {

@@ -292,7 +292,7 @@ final class RedisBackend implements LockBackend {
 
     @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
-        if (key.mode() != Mode.FAIR && key.mode() != Mode.WRITE) {
+        if (!key.mode().queuesWhileWaiting()) {
             return CompletableFuture.completedFuture(null);
         }
         ResourceKeys keys = ResourceKeys.of(key);
