@@ -9,11 +9,11 @@ import java.util.Objects;
  * Returned by {@link LockClient#describe} and {@link LockClient#list}; a snapshot, stale at once.
  *
  * @param name the lock name
- * @param kind {@code lock}, {@code fair}, {@code rw} or {@code sem}
+ * @param kind which kind of lock it is
  * @param holders current holders, empty when free
  * @param waiters callers queued in the store, or -1 where the store does not keep a queue
  */
-public record LockInfo(String name, String kind, List<Holder> holders, int waiters) {
+public record LockInfo(String name, LockKind kind, List<Holder> holders, int waiters) {
     /**
      * Copies the holder list.
      *

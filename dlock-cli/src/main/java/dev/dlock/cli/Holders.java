@@ -1,6 +1,7 @@
 package dev.dlock.cli;
 
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import java.util.List;
 import java.util.Optional;
 
@@ -21,7 +22,7 @@ final class Holders {
     /** The exclusive ({@code lock}) holder among described kinds, else the first holder of any kind. */
     static Optional<LockInfo.Holder> exclusiveHolder(List<LockInfo> described) {
         return described.stream()
-                .filter(info -> info.kind().equals("lock"))
+                .filter(info -> info.kind() == LockKind.LOCK)
                 .flatMap(info -> info.holders().stream())
                 .findFirst()
                 .or(() -> described.stream()

@@ -36,12 +36,13 @@ final class ListCommand implements Plan {
                 rows.add(new String[] {"NAME", "KIND", "HOLDER", "MODE", "TOKEN", "EXPIRES", "WAITERS"});
                 for (LockInfo info : client.list(prefix)) {
                     if (info.holders().isEmpty()) {
-                        rows.add(new String[] {info.name(), info.kind(), "-", "-", "-", "-", Holders.waiters(info)});
+                        rows.add(new String[] {info.name(), info.kind().tag(), "-", "-", "-", "-", Holders.waiters(info)
+                        });
                     }
                     for (LockInfo.Holder holder : info.holders()) {
                         rows.add(new String[] {
                             info.name(),
-                            info.kind(),
+                            info.kind().tag(),
                             Holders.process(holder.owner()),
                             holder.mode(),
                             Long.toString(holder.fencingToken()),

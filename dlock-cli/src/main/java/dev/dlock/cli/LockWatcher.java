@@ -115,9 +115,9 @@ final class LockWatcher {
         Map<HolderKey, LockInfo.Holder> present = new LinkedHashMap<>();
         waiters.clear();
         for (LockInfo info : locks) {
-            waiters.put(info.kind() + "\0" + info.name(), info.waiters());
+            waiters.put(info.kind().tag() + "\0" + info.name(), info.waiters());
             for (LockInfo.Holder h : info.holders()) {
-                present.put(new HolderKey(info.kind(), info.name(), h.owner(), h.fencingToken()), h);
+                present.put(new HolderKey(info.kind().tag(), info.name(), h.owner(), h.fencingToken()), h);
             }
         }
         // Ends first: a holder that went and its successor that came between two polls, in that order.

@@ -8,6 +8,7 @@ import dev.dlock.LeaseLostException;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import dev.dlock.LockTimeoutException;
 import java.io.IOException;
 import java.time.Duration;
@@ -201,8 +202,8 @@ final class RunCommand implements Plan, Main.Validated {
     private record Target(Supplier<Optional<Lease>> tryAcquire, Function<Duration, CompletableFuture<Lease>> acquire) {}
 
     /** The kind of lock {@code run} takes, as {@link LockInfo#kind()} names it. */
-    String kind() {
-        return permits != null ? "sem" : shared || exclusive ? "rw" : "lock";
+    LockKind kind() {
+        return permits != null ? LockKind.SEMAPHORE : shared || exclusive ? LockKind.READ_WRITE : LockKind.LOCK;
     }
 
     private Target target(LockClient connected) {
@@ -349,10 +350,10 @@ final class RunCommand implements Plan, Main.Validated {
     }
 
     private String holderSuffix() {
-        String kind = kind();
+        LockKind kind = kind();
         try {
             List<LockInfo.Holder> holders = client.describe(name).stream()
-                    .filter(info -> info.kind().equals(kind))
+                    .filter(info -> info.kind() == kind)
                     .flatMap(info -> info.holders().stream())
                     .toList();
             if (holders.isEmpty()) {

@@ -38,7 +38,7 @@ final class StatusCommand implements Plan {
                     return ExitCodes.BUSY;
                 }
                 for (LockInfo info : described) {
-                    env.out().println(name + ": " + info.kind() + ", waiters " + Holders.waiters(info));
+                    env.out().println(name + ": " + info.kind().tag() + ", waiters " + Holders.waiters(info));
                     for (LockInfo.Holder holder : info.holders()) {
                         env.out()
                                 .println("  holder " + Holders.process(holder.owner()) + "  token "

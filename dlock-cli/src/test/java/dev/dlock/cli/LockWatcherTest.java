@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.LockBackendException;
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +36,7 @@ class LockWatcherTest {
     static LockInfo held(String name, String owner, long token, Long leftMillis, int waiters) {
         return new LockInfo(
                 name,
-                "lock",
+                LockKind.LOCK,
                 List.of(new LockInfo.Holder(
                         owner, token, "exclusive", leftMillis == null ? null : Duration.ofMillis(leftMillis))),
                 waiters);
@@ -171,7 +172,8 @@ class LockWatcherTest {
 
     @Test
     void lockWithWaitersButNoHolderIsShown() {
-        snapshot = List.of(new LockInfo("q", "fair", List.of(), 3), new LockInfo("idle", "fair", List.of(), 0));
+        snapshot = List.of(
+                new LockInfo("q", LockKind.FAIR, List.of(), 3), new LockInfo("idle", LockKind.FAIR, List.of(), 0));
         watcher.poll();
         assertThat(watcher.view().locks()).singleElement().satisfies(lock -> {
             assertThat(lock.name()).isEqualTo("q");

@@ -278,7 +278,8 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("prefix must not be null");
         }
         List<LockInfo> all = new ArrayList<>(join(call("list", () -> backend.list(options.namespace(), prefix))));
-        all.sort(Comparator.comparing(LockInfo::name).thenComparing(LockInfo::kind));
+        all.sort(Comparator.comparing(LockInfo::name)
+                .thenComparing(info -> info.kind().tag()));
         return all;
     }
 

@@ -1,6 +1,7 @@
 package dev.dlock.mem;
 
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.GrantRules;
@@ -103,7 +104,7 @@ public final class MemoryStore {
 
     // ---- the primitives, used by MemoryBackend; all synchronous and short
 
-    record ResourceId(String namespace, String kind, String name) {
+    record ResourceId(String namespace, LockKind kind, String name) {
         static ResourceId of(LockKey key) {
             return new ResourceId(key.namespace(), key.kind(), key.name());
         }

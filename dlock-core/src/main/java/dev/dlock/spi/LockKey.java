@@ -1,5 +1,6 @@
 package dev.dlock.spi;
 
+import dev.dlock.LockKind;
 import java.util.Objects;
 
 /**
@@ -31,9 +32,9 @@ public record LockKey(String namespace, String name, Mode mode) {
     /**
      * The kind of the resource, shorthand for {@code mode().kind()}.
      *
-     * @return {@code lock}, {@code fair}, {@code rw} or {@code sem}
+     * @return the kind
      */
-    public String kind() {
+    public LockKind kind() {
         return mode.kind();
     }
 

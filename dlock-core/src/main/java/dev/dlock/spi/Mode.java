@@ -1,5 +1,7 @@
 package dev.dlock.spi;
 
+import dev.dlock.LockKind;
+
 /**
  * How an acquisition wants to hold a resource.
  *
@@ -8,29 +10,29 @@ package dev.dlock.spi;
  */
 public enum Mode {
     /** One holder at a time, waiters in no particular order. */
-    EXCLUSIVE("lock"),
+    EXCLUSIVE(LockKind.LOCK),
     /** One holder at a time, waiters served first come, first served across clients. */
-    FAIR("fair"),
+    FAIR(LockKind.FAIR),
     /** Shared with other readers; excluded by a writer and by a queued writer. */
-    READ("rw"),
+    READ(LockKind.READ_WRITE),
     /** Excludes readers and other writers. */
-    WRITE("rw"),
+    WRITE(LockKind.READ_WRITE),
     /** One of at most {@link AcquireRequest#permits()} holders. */
-    PERMIT("sem");
+    PERMIT(LockKind.SEMAPHORE);
 
-    private final String kind;
+    private final LockKind kind;
 
-    Mode(String kind) {
+    Mode(LockKind kind) {
         this.kind = kind;
     }
 
     /**
-     * The kind of resource this mode acts on: {@code lock}, {@code fair}, {@code rw} or {@code sem}. A
-     * backend keeps one record per (namespace, kind, name); {@link #READ} and {@link #WRITE} share it.
+     * The kind of resource this mode acts on. A backend keeps one record per (namespace, kind, name), named
+     * in keys and paths by the kind's {@link LockKind#tag() tag}; {@link #READ} and {@link #WRITE} share it.
      *
-     * @return a short lower-case tag, safe to use in keys and paths
+     * @return the kind
      */
-    public String kind() {
+    public LockKind kind() {
         return kind;
     }
 

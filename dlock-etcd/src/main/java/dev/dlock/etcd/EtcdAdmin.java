@@ -1,9 +1,9 @@
 package dev.dlock.etcd;
 
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import dev.dlock.etcd.KeyLayout.Entry;
 import dev.dlock.spi.LockKey;
-import dev.dlock.spi.Mode;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
@@ -59,13 +59,9 @@ final class EtcdAdmin {
     }
 
     CompletableFuture<List<LockInfo>> list(String namespace, String namePrefix) {
-        Set<String> kinds = new LinkedHashSet<>();
-        for (Mode mode : Mode.values()) {
-            kinds.add(mode.kind());
-        }
         List<CompletableFuture<List<LockInfo>>> perKind = new ArrayList<>();
-        for (String kind : kinds) {
-            String dir = KeyLayout.namespaceDir(prefix, namespace) + kind + "/";
+        for (LockKind kind : LockKind.values()) {
+            String dir = KeyLayout.namespaceDir(prefix, namespace) + kind.tag() + "/";
             ByteSequence from = KeyLayout.bytes(dir + KeyLayout.encodeName(namePrefix));
             perKind.add(calls.bounded(kv.get(from, BY_CREATION)).thenCompose(answer -> {
                 Map<String, List<KeyValue>> byName = new LinkedHashMap<>();
@@ -98,7 +94,7 @@ final class EtcdAdmin {
     }
 
     /** The descriptions of the resources with at least one holder (or of every one when {@code all}). */
-    private CompletableFuture<List<LockInfo>> infos(String kind, Map<String, List<Entry>> queues, boolean all) {
+    private CompletableFuture<List<LockInfo>> infos(LockKind kind, Map<String, List<Entry>> queues, boolean all) {
         Set<Long> remoteLeases = new LinkedHashSet<>();
         queues.values().forEach(queue -> {
             for (int i = 0; i < queue.size(); i++) {

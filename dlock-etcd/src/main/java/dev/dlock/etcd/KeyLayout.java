@@ -47,7 +47,7 @@ final class KeyLayout {
 
     /** {@code <prefix><namespace>/<kind>/<encoded name>/} */
     static ByteSequence resourceDir(String prefix, LockKey key) {
-        return bytes(namespaceDir(prefix, key.namespace()) + key.kind() + "/" + encodeName(key.name()) + "/");
+        return bytes(namespaceDir(prefix, key.namespace()) + key.kind().tag() + "/" + encodeName(key.name()) + "/");
     }
 
     static ByteSequence entryKey(ByteSequence resourceDir, String owner) {

@@ -7,6 +7,7 @@ import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
+import dev.dlock.LockKind;
 import dev.dlock.LockListener;
 import dev.dlock.tck.EtcdServers;
 import io.etcd.jetcd.ByteSequence;
@@ -301,7 +302,7 @@ class EtcdBackendTest {
             Thread.sleep(10);
         }
         var info = a.describe("rw").stream()
-                .filter(i -> i.kind().equals("rw"))
+                .filter(i -> i.kind() == LockKind.READ_WRITE)
                 .findFirst()
                 .orElseThrow();
         assertThat(info.holders())

@@ -3,6 +3,7 @@ package dev.dlock.jdbc;
 import static dev.dlock.jdbc.Tables.bindKey;
 
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.sql.Connection;
@@ -71,7 +72,7 @@ final class Inspection {
     }
 
     List<LockInfo> list(Connection c, String namespace, String prefix) throws SQLException {
-        record Resource(String kind, String name) {}
+        record Resource(LockKind kind, String name) {}
         Map<Resource, List<LockInfo.Holder>> holders = new LinkedHashMap<>();
         Map<Resource, Integer> waiters = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(tables.sql(LIST_INLINE))) {
@@ -79,7 +80,9 @@ final class Inspection {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     if (rs.getString(2).startsWith(prefix)) {
-                        holders.computeIfAbsent(new Resource(rs.getString(1), rs.getString(2)), k -> new ArrayList<>())
+                        holders.computeIfAbsent(
+                                        new Resource(LockKind.ofTag(rs.getString(1)), rs.getString(2)),
+                                        k -> new ArrayList<>())
                                 .add(holder(rs.getString(3), rs.getLong(4), "exclusive", rs.getLong(5)));
                     }
                 }
@@ -92,7 +95,7 @@ final class Inspection {
                     if (!rs.getString(2).startsWith(prefix)) {
                         continue;
                     }
-                    Resource r = new Resource(rs.getString(1), rs.getString(2));
+                    Resource r = new Resource(LockKind.ofTag(rs.getString(1)), rs.getString(2));
                     if (rs.getInt(5) == 1) {
                         holders.computeIfAbsent(r, k -> new ArrayList<>())
                                 .add(holder(rs.getString(3), rs.getLong(6), rs.getString(4), rs.getLong(7)));

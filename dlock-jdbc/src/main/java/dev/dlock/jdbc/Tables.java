@@ -50,7 +50,7 @@ final class Tables {
     /** Binds namespace, kind and name key of a resource from parameter {@code from} on. */
     static void bindKey(PreparedStatement ps, int from, LockKey key) throws SQLException {
         ps.setString(from, key.namespace());
-        ps.setString(from + 1, key.kind());
+        ps.setString(from + 1, key.kind().tag());
         ps.setString(from + 2, nameKey(key.name()));
     }
 
@@ -74,7 +74,7 @@ final class Tables {
 
     /** The LISTEN/NOTIFY channel of a resource (all modes of its kind), a safe identifier. */
     String channel(LockKey key) {
-        String id = prefix + '\n' + key.namespace() + '\n' + key.kind() + '\n' + key.name();
+        String id = prefix + '\n' + key.namespace() + '\n' + key.kind().tag() + '\n' + key.name();
         return "dlock_" + HexFormat.of().formatHex(sha256(id)).substring(0, 40);
     }
 }

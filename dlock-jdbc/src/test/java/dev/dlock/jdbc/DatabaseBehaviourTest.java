@@ -9,6 +9,7 @@ import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import dev.dlock.spi.LockBackend;
 import java.lang.reflect.Proxy;
 import java.net.ServerSocket;
@@ -196,7 +197,9 @@ abstract class DatabaseBehaviourTest {
             assertThat(other.lock(name).tryAcquire()).as("'%s' is held", name).isEmpty();
             List<LockInfo> described = other.describe(name);
             assertThat(described).extracting(LockInfo::name).containsOnly(name);
-            assertThat(described).extracting(LockInfo::kind).containsExactlyInAnyOrder("lock", "rw");
+            assertThat(described)
+                    .extracting(LockInfo::kind)
+                    .containsExactlyInAnyOrder(LockKind.LOCK, LockKind.READ_WRITE);
         }
         assertThat(other.list("")).extracting(LockInfo::name).containsAll(names);
         try (Connection conn = pool.getConnection();

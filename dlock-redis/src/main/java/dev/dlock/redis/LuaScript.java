@@ -1,6 +1,6 @@
 package dev.dlock.redis;
 
-import dev.dlock.spi.Mode;
+import dev.dlock.LockKind;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
@@ -62,8 +62,8 @@ final class LuaScript {
     }
 
     /** The script that serves a resource kind: {@link #EXCLUSIVE} for {@code lock}, else {@link #DLOCK}. */
-    static LuaScript forKind(String kind) {
-        return Mode.EXCLUSIVE.kind().equals(kind) ? EXCLUSIVE : DLOCK;
+    static LuaScript forKind(LockKind kind) {
+        return kind == LockKind.LOCK ? EXCLUSIVE : DLOCK;
     }
 
     /** Runs the script on {@code commands}; routing in a Cluster follows {@code keys[0]}. */

@@ -1,6 +1,7 @@
 package dev.dlock.redis;
 
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -20,7 +21,7 @@ import java.util.Map;
 final class RedlockViews {
     private RedlockViews() {}
 
-    static LockInfo merge(String name, String kind, List<LockInfo> perMaster, int quorum, int unanswered) {
+    static LockInfo merge(String name, LockKind kind, List<LockInfo> perMaster, int quorum, int unanswered) {
         Map<String, List<LockInfo.Holder>> byOwner = new LinkedHashMap<>();
         int waiters = 0;
         for (LockInfo info : perMaster) {

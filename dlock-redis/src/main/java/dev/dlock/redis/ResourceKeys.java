@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -54,12 +55,12 @@ record ResourceKeys(String prefix) {
         }
         sha.update(key.namespace().getBytes(StandardCharsets.UTF_8));
         sha.update((byte) 0);
-        sha.update(key.kind().getBytes(StandardCharsets.UTF_8));
+        sha.update(key.kind().tag().getBytes(StandardCharsets.UTF_8));
         sha.update((byte) 0);
         sha.update(key.name().getBytes(StandardCharsets.UTF_8));
         byte[] digest = sha.digest();
         return new ResourceKeys(
-                key.namespace() + ":" + key.kind() + ":{" + HEX.formatHex(digest, 0, DIGEST_BYTES) + "}");
+                key.namespace() + ":" + key.kind().tag() + ":{" + HEX.formatHex(digest, 0, DIGEST_BYTES) + "}");
     }
 
     /** The SCAN pattern matching the holders hash of every resource of a namespace. */
@@ -81,10 +82,20 @@ record ResourceKeys(String prefix) {
         if (brace < 0 || prefix.length() - brace - 3 != 2 * DIGEST_BYTES) {
             return null;
         }
-        return new ResourceKeys(prefix);
+        ResourceKeys keys = new ResourceKeys(prefix);
+        for (LockKind kind : LockKind.values()) {
+            if (kind.tag().equals(keys.kindTag())) {
+                return keys;
+            }
+        }
+        return null;
     }
 
-    String kind() {
+    LockKind kind() {
+        return LockKind.ofTag(kindTag());
+    }
+
+    private String kindTag() {
         int from = prefix.indexOf(':') + 1;
         return prefix.substring(from, prefix.indexOf(":{", from));
     }

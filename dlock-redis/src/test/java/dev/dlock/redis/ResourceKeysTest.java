@@ -2,6 +2,7 @@ package dev.dlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import io.lettuce.core.cluster.SlotHash;
@@ -44,7 +45,7 @@ class ResourceKeysTest {
     void holdersKeysFoundByScanAreParsedStrictly() {
         ResourceKeys keys = ResourceKeys.of(new LockKey("ns", "a", Mode.PERMIT));
         assertThat(ResourceKeys.fromHoldersKey("ns", keys.holders())).isEqualTo(keys);
-        assertThat(ResourceKeys.fromHoldersKey("ns", keys.holders()).kind()).isEqualTo("sem");
+        assertThat(ResourceKeys.fromHoldersKey("ns", keys.holders()).kind()).isEqualTo(LockKind.SEMAPHORE);
         assertThat(ResourceKeys.fromHoldersKey("ns", "ns:sem:{short}:h")).isNull();
         assertThat(ResourceKeys.fromHoldersKey("other", keys.holders())).isNull();
     }

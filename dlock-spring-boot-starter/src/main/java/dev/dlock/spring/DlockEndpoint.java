@@ -64,7 +64,7 @@ public class DlockEndpoint {
     private static StoreLock view(LockInfo info) {
         return new StoreLock(
                 info.name(),
-                info.kind(),
+                info.kind().tag(),
                 info.waiters(),
                 info.holders().stream()
                         .map(h -> new Holder(h.owner(), h.fencingToken(), h.mode(), iso(h.expiresIn())))

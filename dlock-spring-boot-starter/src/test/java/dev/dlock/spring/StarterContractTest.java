@@ -10,6 +10,7 @@ import dev.dlock.LeaseLostException;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import dev.dlock.LockRejectedException;
 import dev.dlock.LockTimeoutException;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -373,8 +374,9 @@ abstract class StarterContractTest {
     @Test
     void fairModeTakesTheFairLock() {
         String id = "q" + id();
-        String kind = service.fair(id, () -> peer.describe("fair:" + id).get(0).kind());
-        assertThat(kind).isEqualTo("fair");
+        String kind =
+                service.fair(id, () -> peer.describe("fair:" + id).get(0).kind().tag());
+        assertThat(kind).isEqualTo(LockKind.FAIR.tag());
     }
 
     @Test

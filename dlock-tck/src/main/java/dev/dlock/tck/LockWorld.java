@@ -111,11 +111,12 @@ final class LockWorld {
 
     /** Records a new grant, checking its fencing tokens against the grants before it. */
     void granted(Held h) {
-        String kind = h.name + "/" + h.mode.kind();
+        String kind = h.name + "/" + h.mode.kind().tag();
         boolean exclusive = h.mode != Mode.READ && h.mode != Mode.PERMIT;
         for (Lease l : h.leases) {
             assertThat(l.isValid()).as("a lease just handed out: %s", h).isTrue();
-            String partKind = h.leases.size() > 1 ? l.name() + "/" + h.mode.kind() : kind;
+            String partKind =
+                    h.leases.size() > 1 ? l.name() + "/" + h.mode.kind().tag() : kind;
             long token = l.fencingToken();
             long floor = exclusive
                     ? lastToken.getOrDefault(partKind, Long.MIN_VALUE)
@@ -152,7 +153,8 @@ final class LockWorld {
             }
             for (Lease l : h.leases) {
                 if (valid.computeIfAbsent(l, Lease::isValid)) {
-                    String resource = (h.leases.size() > 1 ? l.name() : h.name) + "/" + h.mode.kind();
+                    String resource = (h.leases.size() > 1 ? l.name() : h.name) + "/"
+                            + h.mode.kind().tag();
                     byResource
                             .computeIfAbsent(resource, k -> new IdentityHashMap<>())
                             .putIfAbsent(l, h);

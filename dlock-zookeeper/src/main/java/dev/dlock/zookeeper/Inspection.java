@@ -4,6 +4,7 @@ import static dev.dlock.zookeeper.Background.code;
 import static dev.dlock.zookeeper.Background.failure;
 
 import dev.dlock.LockInfo;
+import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import dev.dlock.zookeeper.NodeLayout.Data;
@@ -42,8 +43,8 @@ final class Inspection {
     }
 
     /** Describes the resource at a path; the name is read from node data when not given. Null if empty. */
-    private CompletableFuture<LockInfo> describeAt(String kind, String path, String knownName) {
-        if (kind.equals(Mode.EXCLUSIVE.kind())) {
+    private CompletableFuture<LockInfo> describeAt(LockKind kind, String path, String knownName) {
+        if (kind == LockKind.LOCK) {
             return requests.getData(path, null).thenApply(event -> {
                 if (code(event) == KeeperException.Code.NONODE) {
                     return null;
@@ -81,7 +82,7 @@ final class Inspection {
     }
 
     private static LockInfo queueInfo(
-            String kind, String knownName, List<Entry> entries, List<CompletableFuture<CuratorEvent>> reads) {
+            LockKind kind, String knownName, List<Entry> entries, List<CompletableFuture<CuratorEvent>> reads) {
         List<LockInfo.Holder> holders = new ArrayList<>();
         String name = knownName;
         int live = 0;
@@ -121,7 +122,7 @@ final class Inspection {
 
     CompletableFuture<List<LockInfo>> list(String namespace, String prefix) {
         List<CompletableFuture<List<LockInfo>>> kinds = new ArrayList<>();
-        for (String kind : new String[] {"lock", "fair", "rw", "sem"}) {
+        for (LockKind kind : LockKind.values()) {
             String dir = NodeLayout.kindDir(namespace, kind);
             kinds.add(requests.getChildren(dir).thenCompose(event -> {
                 if (code(event) == KeeperException.Code.NONODE) {

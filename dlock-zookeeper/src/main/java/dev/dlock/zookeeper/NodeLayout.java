@@ -1,5 +1,6 @@
 package dev.dlock.zookeeper;
 
+import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.nio.charset.StandardCharsets;
@@ -110,8 +111,8 @@ final class NodeLayout {
     }
 
     /** The directory of one kind in a namespace: {@code /<namespace>/<kind>}. */
-    static String kindDir(String namespace, String kind) {
-        return "/" + segment(namespace) + "/" + kind;
+    static String kindDir(String namespace, LockKind kind) {
+        return "/" + segment(namespace) + "/" + kind.tag();
     }
 
     /**

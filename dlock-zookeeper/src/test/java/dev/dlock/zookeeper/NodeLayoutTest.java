@@ -2,6 +2,7 @@ package dev.dlock.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.util.HashSet;
@@ -73,7 +74,7 @@ class NodeLayoutTest {
         assertThat(NodeLayout.Data.parse(NodeLayout.data(owner, 3, "a\nb")))
                 .isEqualTo(new NodeLayout.Data(owner, 3, "a\nb"));
         assertThat(NodeLayout.resourcePath(key)).isEqualTo("/ns/rw/x");
-        assertThat(NodeLayout.kindDir("..", "lock")).isEqualTo("/%2E./lock");
+        assertThat(NodeLayout.kindDir("..", LockKind.LOCK)).isEqualTo("/%2E./lock");
     }
 
     @Test

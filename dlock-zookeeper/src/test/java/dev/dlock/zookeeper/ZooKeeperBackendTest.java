@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
+import dev.dlock.LockKind;
 import dev.dlock.LockTimeoutException;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
@@ -376,7 +377,7 @@ class ZooKeeperBackendTest {
         Thread.sleep(500);
         var info = client().describe("described-rw");
         assertThat(info).hasSize(1);
-        assertThat(info.get(0).kind()).isEqualTo("rw");
+        assertThat(info.get(0).kind()).isEqualTo(LockKind.READ_WRITE);
         assertThat(info.get(0).holders())
                 .extracting(h -> h.fencingToken())
                 .containsExactly(r1.fencingToken(), r2.fencingToken());
