@@ -26,8 +26,9 @@ import java.util.concurrent.CompletableFuture;
  * {@code describe}, {@code list} and {@code forceRelease}: reads of the key layout, and one prefix delete.
  *
  * <p>Who holds is decided by the same rule as for acquisitions ({@link KeyLayout#holds}); the time left of
- * a hold of this client is its local lease deadline, of another client's hold the TTL left on its etcd
- * lease (one {@code LeaseTimeToLive} per distinct lease). {@code list} reads one key range per kind,
+ * a hold is the time left on its etcd lease: for a hold of this client, until its lease's local deadline
+ * (no request), for another client's the TTL the server reports (one {@code LeaseTimeToLive} per
+ * distinct lease). {@code list} reads one key range per kind,
  * narrowed to the name prefix (the name encoding keeps prefixes).
  */
 final class EtcdAdmin {
@@ -142,10 +143,11 @@ final class EtcdAdmin {
     private Duration expiresIn(Entry e, Map<Long, CompletableFuture<Long>> ttls) {
         Hold local = holds.get(e.owner());
         if (local != null) {
-            long at;
+            LeaseKeeper.EtcdLease lease;
             synchronized (local) {
-                at = local.expiresAtNanos;
+                lease = local.lease;
             }
+            long at = lease == null ? System.nanoTime() : lease.validUntilNanos;
             return Duration.ofNanos(Math.max(0, at - System.nanoTime()));
         }
         long seconds = ttls.get(e.lease()).join();
