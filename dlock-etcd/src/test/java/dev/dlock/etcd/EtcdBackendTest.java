@@ -46,6 +46,7 @@ class EtcdBackendTest {
     static void start() throws Exception {
         server = EtcdServers.single();
         etcd = Client.builder().endpoints(server.member(0).clientUrl()).build();
+        JetcdWarmUp.once(server.member(0).clientUrl());
     }
 
     @AfterAll

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Timeout;
 class EtcdConnectTest {
     private static final long TIMEOUT_MILLIS = 2_000;
     /** The first use of jetcd in a JVM loads its gRPC, Netty and Vert.x code before the request is sent. */
-    private static final long FIRST_LOAD_MARGIN_MILLIS = 4_000;
+    private static final long FIRST_LOAD_MARGIN_MILLIS = 6_000;
 
     @Test
     void theFirstConnectToASilentServerFailsWithinTheOperationTimeout() throws Exception {

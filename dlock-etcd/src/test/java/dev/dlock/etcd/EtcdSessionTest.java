@@ -34,6 +34,7 @@ class EtcdSessionTest {
     @BeforeAll
     static void start() throws Exception {
         server = EtcdServers.single();
+        JetcdWarmUp.once(server.member(0).clientUrl());
     }
 
     @AfterAll
