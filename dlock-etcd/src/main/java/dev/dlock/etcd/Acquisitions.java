@@ -10,7 +10,6 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -37,12 +36,6 @@ import java.util.concurrent.TimeUnit;
  * only for field updates.
  */
 final class Acquisitions {
-    private static final GetOption QUEUE = GetOption.builder()
-            .isPrefix(true)
-            .withSortField(GetOption.SortTarget.CREATE)
-            .withSortOrder(GetOption.SortOrder.ASCEND)
-            .build();
-
     private final KV kv;
     private final Calls calls;
     private final LeaseKeeper keeper;
@@ -116,7 +109,7 @@ final class Acquisitions {
         }
         PutOption onLease = PutOption.builder().withLeaseId(lease.id).build();
         return calls.bounded(kv.txn()
-                        .Then(Op.put(hold.etcdKey, value, onLease), Op.get(hold.dir, QUEUE))
+                        .Then(Op.put(hold.etcdKey, value, onLease), Op.get(hold.dir, KeyLayout.QUEUE_READ))
                         .commit())
                 .thenApply(answer -> new View(
                         answer.getHeader().getRevision(),
@@ -124,7 +117,7 @@ final class Acquisitions {
     }
 
     private CompletableFuture<View> read(Hold hold) {
-        return calls.bounded(kv.get(hold.dir, QUEUE))
+        return calls.bounded(kv.get(hold.dir, KeyLayout.QUEUE_READ))
                 .thenApply(answer -> new View(answer.getHeader().getRevision(), answer.getKvs()));
     }
 

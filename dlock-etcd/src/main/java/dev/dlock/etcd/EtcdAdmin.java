@@ -9,7 +9,6 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.options.DeleteOption;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -32,12 +31,6 @@ import java.util.concurrent.CompletableFuture;
  * narrowed to the name prefix (the name encoding keeps prefixes).
  */
 final class EtcdAdmin {
-    private static final GetOption BY_CREATION = GetOption.builder()
-            .isPrefix(true)
-            .withSortField(GetOption.SortTarget.CREATE)
-            .withSortOrder(GetOption.SortOrder.ASCEND)
-            .build();
-
     private final KV kv;
     private final Lease leases;
     private final Calls calls;
@@ -53,7 +46,7 @@ final class EtcdAdmin {
     }
 
     CompletableFuture<LockInfo> describe(LockKey key) {
-        return calls.bounded(kv.get(KeyLayout.resourceDir(prefix, key), BY_CREATION))
+        return calls.bounded(kv.get(KeyLayout.resourceDir(prefix, key), KeyLayout.QUEUE_READ))
                 .thenCompose(answer -> infos(key.kind(), Map.of(key.name(), KeyLayout.queue(answer.getKvs())), true))
                 .thenApply(
                         infos -> infos.isEmpty() ? new LockInfo(key.name(), key.kind(), List.of(), 0) : infos.get(0));
@@ -68,7 +61,7 @@ final class EtcdAdmin {
         for (String kind : kinds) {
             String dir = KeyLayout.namespaceDir(prefix, namespace) + kind + "/";
             ByteSequence from = KeyLayout.bytes(dir + KeyLayout.encodeName(namePrefix));
-            perKind.add(calls.bounded(kv.get(from, BY_CREATION)).thenCompose(answer -> {
+            perKind.add(calls.bounded(kv.get(from, KeyLayout.QUEUE_READ)).thenCompose(answer -> {
                 Map<String, List<KeyValue>> byName = new LinkedHashMap<>();
                 for (KeyValue kv : answer.getKvs()) {
                     String rest = kv.getKey().toString(StandardCharsets.UTF_8).substring(dir.length());
