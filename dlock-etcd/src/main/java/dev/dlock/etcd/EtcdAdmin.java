@@ -9,7 +9,6 @@ import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.options.DeleteOption;
-import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.LeaseOption;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -26,17 +25,12 @@ import java.util.concurrent.CompletableFuture;
  * {@code describe}, {@code list} and {@code forceRelease}: reads of the key layout, and one prefix delete.
  *
  * <p>Who holds is decided by the same rule as for acquisitions ({@link KeyLayout#holds}); the time left of
- * a hold of this client is its local lease deadline, of another client's hold the TTL left on its etcd
- * lease (one {@code LeaseTimeToLive} per distinct lease). {@code list} reads one key range per kind,
+ * a hold is the time left on its etcd lease: for a hold of this client, until its lease's local deadline
+ * (no request), for another client's the TTL the server reports (one {@code LeaseTimeToLive} per
+ * distinct lease). {@code list} reads one key range per kind,
  * narrowed to the name prefix (the name encoding keeps prefixes).
  */
 final class EtcdAdmin {
-    private static final GetOption BY_CREATION = GetOption.builder()
-            .isPrefix(true)
-            .withSortField(GetOption.SortTarget.CREATE)
-            .withSortOrder(GetOption.SortOrder.ASCEND)
-            .build();
-
     private final KV kv;
     private final Lease leases;
     private final Calls calls;
@@ -52,7 +46,7 @@ final class EtcdAdmin {
     }
 
     CompletableFuture<LockInfo> describe(LockKey key) {
-        return calls.bounded(kv.get(KeyLayout.resourceDir(prefix, key), BY_CREATION))
+        return calls.bounded(kv.get(KeyLayout.resourceDir(prefix, key), KeyLayout.QUEUE_READ))
                 .thenCompose(answer -> infos(key.kind(), Map.of(key.name(), KeyLayout.queue(answer.getKvs())), true))
                 .thenApply(
                         infos -> infos.isEmpty() ? new LockInfo(key.name(), key.kind(), List.of(), 0) : infos.get(0));
@@ -63,7 +57,7 @@ final class EtcdAdmin {
         for (LockKind kind : LockKind.values()) {
             String dir = KeyLayout.namespaceDir(prefix, namespace) + kind.tag() + "/";
             ByteSequence from = KeyLayout.bytes(dir + KeyLayout.encodeName(namePrefix));
-            perKind.add(calls.bounded(kv.get(from, BY_CREATION)).thenCompose(answer -> {
+            perKind.add(calls.bounded(kv.get(from, KeyLayout.QUEUE_READ)).thenCompose(answer -> {
                 Map<String, List<KeyValue>> byName = new LinkedHashMap<>();
                 for (KeyValue kv : answer.getKvs()) {
                     String rest = kv.getKey().toString(StandardCharsets.UTF_8).substring(dir.length());
@@ -138,10 +132,11 @@ final class EtcdAdmin {
     private Duration expiresIn(Entry e, Map<Long, CompletableFuture<Long>> ttls) {
         Hold local = holds.get(e.owner());
         if (local != null) {
-            long at;
+            LeaseKeeper.EtcdLease lease;
             synchronized (local) {
-                at = local.expiresAtNanos;
+                lease = local.lease;
             }
+            long at = lease == null ? System.nanoTime() : lease.validUntilNanos;
             return Duration.ofNanos(Math.max(0, at - System.nanoTime()));
         }
         long seconds = ttls.get(e.lease()).join();

@@ -5,9 +5,10 @@ import dev.dlock.spi.LockKey;
 import io.etcd.jetcd.ByteSequence;
 
 /**
- * One acquisition's key: its state (new, waiting, held, ended), its create revision once known, the etcd
- * lease it is on and, while held, its local expiry. Fields are guarded by the hold's monitor, held only
- * for field updates.
+ * One acquisition's key: its state (new, waiting, held, ended), its create revision once known and the
+ * etcd lease it is on. It keeps no expiry: the engine's watchdog decides when a hold's time is over (and
+ * then releases it), bounded by the etcd lease ({@link LeaseKeeper#liveUntilNanos}). Fields are guarded
+ * by the hold's monitor, held only for field updates.
  */
 final class Hold {
     enum State {
@@ -25,7 +26,6 @@ final class Hold {
     long createRevision;
     ByteSequence value;
     EtcdLease lease;
-    long expiresAtNanos;
 
     Hold(LockKey key, String owner, ByteSequence dir) {
         this.key = key;

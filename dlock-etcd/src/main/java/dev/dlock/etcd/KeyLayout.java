@@ -4,6 +4,7 @@ import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -36,6 +37,13 @@ final class KeyLayout {
             return sortRevision > 0 ? sortRevision : createRevision;
         }
     }
+
+    /** A read of a resource's keys in queue order (create revision, ascending). */
+    static final GetOption QUEUE_READ = GetOption.builder()
+            .isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .build();
 
     static final Comparator<Entry> QUEUE_ORDER =
             Comparator.comparingLong(Entry::order).thenComparingLong(Entry::createRevision);

@@ -1,11 +1,11 @@
 package dev.dlock.etcd;
 
+import dev.dlock.spi.SessionLeases;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
@@ -19,9 +19,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * (so that a client that only waits keeps its queue keys). There is no background keep-alive stream: a
  * client that stops renewing (a paused or dead process) loses its keys after the TTL, as it should.
  *
- * <p>Validity: a lease is trusted until the send time of its last answered keep-alive (or grant) plus the
- * TTL the server answered, minus 1% + 2 ms. A timer ends it when that passes without a newer answer, and a
- * keep-alive answered with TTL 0 (revoked or expired on the server) ends it at once; {@link
+ * <p>Validity, and the one clock: a lease is trusted until the send time of its last answered keep-alive
+ * (or grant) plus the TTL the server answered, minus 1% + 2 ms. This keeper runs no timer of its own: as
+ * the client's {@link SessionLeases} it reports the earliest such point of the leases that carry a hold
+ * ({@link #liveUntilNanos}), and the engine's watchdog, the only clock that decides a lease's deadline,
+ * marks every hold lost when that point passes without moving on. A keep-alive answered with TTL 0 or "lease
+ * not found" (revoked or expired on the server) ends the lease at once; so does any use of a lease past its
+ * point ({@link #fresh}, {@link #keepAlive}, {@link #leaseFor} sweeping stale leases). {@link
  * Listener#leaseEnded} then tells the backend, which marks every hold on it lost. An ended lease is revoked
  * (best effort) and a new one is granted for the next acquisition.
  *
@@ -32,8 +36,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Concurrency: lease fields are volatile; granting is deduplicated under a lock never held across a
  * store call.
  */
-final class LeaseKeeper {
-    /** Told when a lease can no longer be trusted. Called on a jetcd or timer thread; must not block. */
+final class LeaseKeeper implements SessionLeases {
+    /** What {@link #liveUntilNanos} adds to now when no lease carries a hold: nothing can be lost. */
+    private static final long NO_HOLDS_NANOS = TimeUnit.DAYS.toNanos(365);
+
+    /** Told when a lease can no longer be trusted. Called on a jetcd or caller thread; must not block. */
     interface Listener {
         void leaseEnded(EtcdLease lease, String reason);
     }
@@ -72,7 +79,6 @@ final class LeaseKeeper {
 
     private final Lease leases;
     private final Calls calls;
-    private final ScheduledExecutorService timer;
     private final Listener listener;
     private final Set<EtcdLease> live = ConcurrentHashMap.newKeySet();
     private final ReentrantLock lock = new ReentrantLock();
@@ -80,15 +86,15 @@ final class LeaseKeeper {
     private CompletableFuture<EtcdLease> granting;
     private long grantingTtlMillis;
 
-    LeaseKeeper(Lease leases, Calls calls, ScheduledExecutorService timer, Listener listener) {
+    LeaseKeeper(Lease leases, Calls calls, Listener listener) {
         this.leases = leases;
         this.calls = calls;
-        this.timer = timer;
         this.listener = listener;
     }
 
     /** A live lease of at least {@code leaseMillis}, refreshed if it is older than a third of its TTL. */
     CompletableFuture<EtcdLease> leaseFor(long leaseMillis) {
+        endStale();
         EtcdLease lease;
         lock.lock();
         try {
@@ -110,7 +116,7 @@ final class LeaseKeeper {
      */
     CompletableFuture<EtcdLease> fresh(EtcdLease lease) {
         if (!lease.valid(System.nanoTime())) {
-            end(lease, "no keep-alive of the etcd " + lease + " was answered before its local deadline (its TTL)");
+            end(lease, unanswered(lease));
             return CompletableFuture.completedFuture(null);
         }
         if (System.nanoTime() - lease.refreshedAtNanos < TimeUnit.MILLISECONDS.toNanos(lease.ttlMillis) / 3) {
@@ -144,7 +150,6 @@ final class LeaseKeeper {
                     } finally {
                         lock.unlock();
                     }
-                    watchDeadline(lease);
                     return lease;
                 });
         granting = grant;
@@ -186,33 +191,28 @@ final class LeaseKeeper {
                     }
                     if (!lease.valid(System.nanoTime())) {
                         // Its local deadline passed before this answer: its holders may already act on the loss.
-                        end(
-                                lease,
-                                "no keep-alive of the etcd " + lease
-                                        + " was answered before its local deadline (its TTL)");
+                        end(lease, unanswered(lease));
                         return false;
                     }
                     if (sent - lease.refreshedAtNanos > 0) {
                         lease.answered(sent);
-                        watchDeadline(lease);
                     }
                     return true;
                 });
     }
 
-    private void watchDeadline(EtcdLease lease) {
-        long delay = lease.validUntilNanos - System.nanoTime();
-        try {
-            timer.schedule(() -> checkDeadline(lease), Math.max(0, delay), TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
-            // closing
+    /** Ends every lease past its local deadline: its keys may be gone from the server already. */
+    void endStale() {
+        long now = System.nanoTime();
+        for (EtcdLease lease : live) {
+            if (!lease.valid(now)) {
+                end(lease, unanswered(lease));
+            }
         }
     }
 
-    private void checkDeadline(EtcdLease lease) {
-        if (!lease.ended && System.nanoTime() - lease.validUntilNanos >= 0) {
-            end(lease, "no keep-alive of the etcd " + lease + " was answered before its local deadline (its TTL)");
-        }
+    private static String unanswered(EtcdLease lease) {
+        return "no keep-alive of the etcd " + lease + " was answered before its local deadline (its TTL)";
     }
 
     /** Gives a lease up: it is no longer trusted, its holders are told, and it is revoked if reachable. */
@@ -238,15 +238,39 @@ final class LeaseKeeper {
         calls.bounded(leases.revoke(lease.id)).exceptionally(error -> null);
     }
 
-    /** Whether every lease that carries a hold is still trusted. Never blocks. */
-    boolean leasesValid() {
+    /**
+     * The earliest local deadline of the leases that carry a hold: past it, the server may have deleted
+     * those holds' keys. Never blocks (the watchdog calls it at every tick).
+     */
+    @Override
+    public long liveUntilNanos() {
+        long now = System.nanoTime();
+        long until = now + NO_HOLDS_NANOS;
+        for (EtcdLease lease : live) {
+            if (lease.holds.get() > 0) {
+                long leaseUntil = lease.ended ? now : lease.validUntilNanos;
+                if (leaseUntil - until < 0) {
+                    until = leaseUntil;
+                }
+            }
+        }
+        return until;
+    }
+
+    @Override
+    public String notLiveReason() {
         long now = System.nanoTime();
         for (EtcdLease lease : live) {
             if (lease.holds.get() > 0 && !lease.valid(now)) {
-                return false;
+                return unanswered(lease);
             }
         }
-        return true;
+        return "the etcd lease of this client is no longer trusted";
+    }
+
+    /** Whether every lease that carries a hold is still trusted. Never blocks. */
+    boolean leasesValid() {
+        return liveUntilNanos() - System.nanoTime() > 0;
     }
 
     /** Revokes every lease (deleting the client's keys), waiting at most the operation timeout. */

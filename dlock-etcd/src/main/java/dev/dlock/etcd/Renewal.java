@@ -3,6 +3,7 @@ package dev.dlock.etcd;
 import dev.dlock.etcd.LeaseKeeper.EtcdLease;
 import dev.dlock.spi.RenewRequest;
 import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KV;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
@@ -16,7 +17,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One renewal tick: a keep-alive per etcd lease in the batch (one in the steady state, whatever the
@@ -25,27 +25,37 @@ import java.util.concurrent.TimeUnit;
  * whose lease ended is reported lost. A hold renewed with a lease time longer than its etcd lease's TTL
  * ({@code Lease.extend}) has its key moved onto a long enough lease (a put keeps the create revision, so
  * the fencing token and the place in the queue stay).
+ *
+ * <p>A renewal confirms holds and keeps the etcd lease alive; it keeps no expiry of its own (the engine's
+ * watchdog counts each lease's time from the renewal's send). It first ends every etcd lease already past
+ * its local deadline ({@link LeaseKeeper#endStale}).
  */
 final class Renewal {
     private static final int CHUNK = 100;
 
-    private final EtcdBackend backend;
+    private final Holds holds;
+    private final LeaseKeeper keeper;
+    private final KV kv;
+    private final Calls calls;
     private final List<RenewRequest> batch;
     private final Set<String> lost = ConcurrentHashMap.newKeySet();
 
-    Renewal(EtcdBackend backend, List<RenewRequest> batch) {
-        this.backend = backend;
+    Renewal(Holds holds, LeaseKeeper keeper, KV kv, Calls calls, List<RenewRequest> batch) {
+        this.holds = holds;
+        this.keeper = keeper;
+        this.kv = kv;
+        this.calls = calls;
         this.batch = batch;
     }
 
     private record Item(Hold hold, RenewRequest request, long createRevision, EtcdLease lease, ByteSequence value) {}
 
     CompletableFuture<Set<String>> run() {
-        long sent = System.nanoTime();
+        keeper.endStale();
         List<Item> items = new ArrayList<>();
         Map<EtcdLease, List<Item>> byLease = new LinkedHashMap<>();
         for (RenewRequest request : batch) {
-            Hold hold = backend.hold(request.owner());
+            Hold hold = holds.get(request.owner());
             Item item = null;
             if (hold != null) {
                 synchronized (hold) {
@@ -65,12 +75,11 @@ final class Renewal {
             return CompletableFuture.completedFuture(lost);
         }
         List<CompletableFuture<?>> steps = new ArrayList<>();
-        byLease.forEach(
-                (lease, on) -> steps.add(backend.keeper().keepAlive(lease).thenAccept(alive -> {
-                    if (!alive) {
-                        on.forEach(item -> lost.add(item.request().owner()));
-                    }
-                })));
+        byLease.forEach((lease, on) -> steps.add(keeper.keepAlive(lease).thenAccept(alive -> {
+            if (!alive) {
+                on.forEach(item -> lost.add(item.request().owner()));
+            }
+        })));
         for (int i = 0; i < items.size(); i += CHUNK) {
             steps.add(check(items.subList(i, Math.min(items.size(), i + CHUNK))));
         }
@@ -79,13 +88,7 @@ final class Renewal {
                 .thenApply(done -> {
                     for (Item item : items) {
                         if (lost.contains(item.request().owner())) {
-                            backend.lost(item.hold());
-                        } else {
-                            backend.renewed(
-                                    item.hold(),
-                                    sent
-                                            + TimeUnit.MILLISECONDS.toNanos(
-                                                    item.request().leaseMillis()));
+                            holds.lost(item.hold());
                         }
                     }
                     return lost;
@@ -102,21 +105,18 @@ final class Renewal {
             reads[i] = Op.get(
                     item.hold().etcdKey, GetOption.builder().withKeysOnly(true).build());
         }
-        return backend.calls()
-                .bounded(backend.kv().txn().If(compares).Else(reads).commit())
-                .thenAccept(answer -> {
-                    if (answer.isSucceeded()) {
-                        return;
-                    }
-                    for (int i = 0; i < chunk.size(); i++) {
-                        List<KeyValue> kvs = answer.getGetResponses().get(i).getKvs();
-                        if (kvs.isEmpty()
-                                || kvs.get(0).getCreateRevision()
-                                        != chunk.get(i).createRevision()) {
-                            lost.add(chunk.get(i).request().owner());
-                        }
-                    }
-                });
+        return calls.bounded(kv.txn().If(compares).Else(reads).commit()).thenAccept(answer -> {
+            if (answer.isSucceeded()) {
+                return;
+            }
+            for (int i = 0; i < chunk.size(); i++) {
+                List<KeyValue> kvs = answer.getGetResponses().get(i).getKvs();
+                if (kvs.isEmpty()
+                        || kvs.get(0).getCreateRevision() != chunk.get(i).createRevision()) {
+                    lost.add(chunk.get(i).request().owner());
+                }
+            }
+        });
     }
 
     /** Moves the keys of holds that now need a longer etcd lease than theirs. */
@@ -133,9 +133,7 @@ final class Renewal {
 
     private CompletableFuture<Void> move(Item item) {
         ByteSequence key = item.hold().etcdKey;
-        return backend.keeper().leaseFor(item.request().leaseMillis()).thenCompose(to -> backend.calls()
-                .bounded(backend.kv()
-                        .txn()
+        return keeper.leaseFor(item.request().leaseMillis()).thenCompose(to -> calls.bounded(kv.txn()
                         .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(item.createRevision())))
                         .Then(Op.put(
                                 key,

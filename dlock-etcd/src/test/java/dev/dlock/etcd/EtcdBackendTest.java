@@ -47,6 +47,7 @@ class EtcdBackendTest {
     static void start() throws Exception {
         server = EtcdServers.single();
         etcd = Client.builder().endpoints(server.member(0).clientUrl()).build();
+        JetcdWarmUp.once(server.member(0).clientUrl());
     }
 
     @AfterAll
@@ -193,25 +194,40 @@ class EtcdBackendTest {
         again.close();
     }
 
-    @Test
-    void aWaiterWhoseLeaseIsRevokedQueuesAgainOnANewLease() throws Exception {
-        LockClient a = client("etcd://" + hosts() + "/requeue", Duration.ofSeconds(30));
-        LockClient b = client("etcd://" + hosts() + "/requeue", Duration.ofSeconds(30));
+    /** A holder's lease, a waiter's pending acquisition and the waiter's key in etcd. */
+    private record Queue(Lease held, CompletableFuture<Lease> waiting, KeyValue waiterKey) {}
+
+    /** One client holds "q" under {@code prefix}, another waits for it with its key queued in etcd. */
+    private Queue waiterBehindAHolder(String prefix, Duration leaseTime) throws Exception {
+        LockClient a = client("etcd://" + hosts() + "/" + prefix, leaseTime);
+        LockClient b = client("etcd://" + hosts() + "/" + prefix, leaseTime);
         Lease held = a.lock("q").acquire(Duration.ofSeconds(5));
         CompletableFuture<Lease> waiting = b.lock("q").acquireAsync(Duration.ofSeconds(30));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (keys("requeue/").size() < 2) {
-            assertThat(System.nanoTime() - deadline).as("the waiter queued").isNegative();
-            Thread.sleep(10);
-        }
-        long waiterLease = keys("requeue/").stream()
+        awaitKeys(prefix + "/", 2);
+        KeyValue waiterKey = keys(prefix + "/").stream()
                 .filter(kv -> kv.getCreateRevision() != held.fencingToken())
                 .findFirst()
-                .orElseThrow()
-                .getLease();
+                .orElseThrow();
+        return new Queue(held, waiting, waiterKey);
+    }
+
+    private static void awaitKeys(String prefix, int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (keys(prefix).size() < count) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("%d keys under %s", count, prefix)
+                    .isNegative();
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void aWaiterWhoseLeaseIsRevokedQueuesAgainOnANewLease() throws Exception {
+        Queue queue = waiterBehindAHolder("requeue", Duration.ofSeconds(30));
+        long waiterLease = queue.waiterKey().getLease();
         etcd.getLeaseClient().revoke(waiterLease).join(); // the waiter's client does not know yet
-        held.close();
-        Lease granted = waiting.get(20, TimeUnit.SECONDS);
+        queue.held().close();
+        Lease granted = queue.waiting().get(20, TimeUnit.SECONDS);
         assertThat(granted.isValid()).isTrue();
         assertThat(keys("requeue/")).singleElement().satisfies(kv -> {
             assertThat(kv.getCreateRevision()).isEqualTo(granted.fencingToken());
@@ -222,23 +238,14 @@ class EtcdBackendTest {
 
     @Test
     void aWaiterWhoseKeyVanishedWhileWaitingIsNeverGrantedOnIt() throws Exception {
-        LockClient a = client("etcd://" + hosts() + "/jepsen", Duration.ofSeconds(5));
-        LockClient b = client("etcd://" + hosts() + "/jepsen", Duration.ofSeconds(5));
-        Lease held = a.lock("j").acquire(Duration.ofSeconds(5));
-        CompletableFuture<Lease> waiting = b.lock("j").acquireAsync(Duration.ofSeconds(30));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (keys("jepsen/").size() < 2) {
-            assertThat(System.nanoTime() - deadline).as("the waiter queued").isNegative();
-            Thread.sleep(10);
-        }
-        KeyValue waiterKey = keys("jepsen/").stream()
-                .filter(kv -> kv.getCreateRevision() != held.fencingToken())
-                .findFirst()
-                .orElseThrow();
-        long deletedAt =
-                etcd.getKVClient().delete(waiterKey.getKey()).join().getHeader().getRevision();
-        held.close();
-        Lease granted = waiting.get(20, TimeUnit.SECONDS);
+        Queue queue = waiterBehindAHolder("jepsen", Duration.ofSeconds(5));
+        long deletedAt = etcd.getKVClient()
+                .delete(queue.waiterKey().getKey())
+                .join()
+                .getHeader()
+                .getRevision();
+        queue.held().close();
+        Lease granted = queue.waiting().get(20, TimeUnit.SECONDS);
         assertThat(granted.fencingToken())
                 .as("granted on a key written after the old one vanished, not on the vanished key")
                 .isGreaterThan(deletedAt);
@@ -273,8 +280,7 @@ class EtcdBackendTest {
 
     @Test
     void connectingToNoServerFailsWithinTheTimeout() throws Exception {
-        // The first client of a JVM gets EtcdBackend.FIRST_CONNECT to load jetcd's stack; this test is about
-        // every later one.
+        // A refused connection, once jetcd's code is loaded (the first connect of a JVM: EtcdConnectTest).
         LockClient.builder("etcd://" + hosts()).build().close();
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
@@ -296,11 +302,7 @@ class EtcdBackendTest {
         Lease r1 = a.readWriteLock("rw").readLock().acquire(Duration.ofSeconds(5));
         Lease r2 = b.readWriteLock("rw").readLock().acquire(Duration.ofSeconds(5));
         CompletableFuture<Lease> writer = b.readWriteLock("rw").writeLock().acquireAsync(Duration.ofSeconds(30));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (keys("describe/").size() < 3) {
-            assertThat(System.nanoTime() - deadline).as("the writer queued").isNegative();
-            Thread.sleep(10);
-        }
+        awaitKeys("describe/", 3); // the writer queued
         var info = a.describe("rw").stream()
                 .filter(i -> i.kind() == LockKind.READ_WRITE)
                 .findFirst()

@@ -21,6 +21,7 @@ class EtcdClusterContractTest extends LockContractTest {
     @BeforeAll
     static void startCluster() throws Exception {
         servers = EtcdServers.cluster();
+        JetcdWarmUp.once(servers.member(0).clientUrl());
         for (EtcdServers.Member m : servers.members()) {
             proxies.add(TcpProxy.start("127.0.0.1", m.clientPort()));
         }

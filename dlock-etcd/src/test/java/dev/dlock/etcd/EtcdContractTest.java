@@ -18,6 +18,7 @@ class EtcdContractTest extends LockContractTest {
     @BeforeAll
     static void startServer() throws Exception {
         servers = EtcdServers.single();
+        JetcdWarmUp.once(servers.member(0).clientUrl());
         proxy = TcpProxy.start("127.0.0.1", servers.member(0).clientPort());
     }
 

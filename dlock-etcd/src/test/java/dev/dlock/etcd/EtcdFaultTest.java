@@ -36,6 +36,7 @@ class EtcdFaultTest {
     @BeforeEach
     void startCluster() throws Exception {
         cluster = EtcdServers.cluster();
+        JetcdWarmUp.once(cluster.member(0).clientUrl());
     }
 
     @AfterEach
