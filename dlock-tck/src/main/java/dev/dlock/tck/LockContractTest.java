@@ -38,10 +38,11 @@ import org.junit.jupiter.api.Timeout;
  * {@code @Test} methods of its subclass.
  *
  * <p>Surefire matches a case by the class that declares it, its section (e.g. {@code
- * LockContractTest$ReadWrite}), so a selection names both the store and the section: {@code
- * -Dtest='RedisContractTest#readersShare,LockContractTest*#readersShare'} runs one case on one store,
- * {@code -Dtest='RedisContractTest#none,LockContractTest$Fuzz'} one section, and {@code
- * -Dtest='*ContractTest*#readersShare'} one case on every store of a module.
+ * LockContractTest$ReadWrite}). {@code -Dtest=RedisContractTest} runs the whole contract on one store,
+ * {@code -Dtest='RedisContractTest#readersShare,LockContractTest*#readersShare'} one case of it, {@code
+ * -Dtest='RedisContractTest#none,LockContractTest$Fuzz'} one section, and {@code
+ * -Dtest='*ContractTest*#readersShare'} one case on every store of a module. Once one pattern names a
+ * method, a case runs only if some pattern matches its section: do not list a whole store beside it.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class LockContractTest {
