@@ -34,7 +34,7 @@ import net.jqwik.api.state.Transformer;
  * pauses, and answers from the store slowed down at random), with {@link LockWorld#check()} after every
  * step. jqwik shrinks a failing sequence to a minimal one and prints it.
  *
- * <p>It runs inside the contract suite ({@code LockContractTest.randomOperationSequencesKeepEveryInvariant}),
+ * <p>It runs inside the contract suite ({@code LockContractTest.Fuzz.randomOperationSequencesKeepEveryInvariant}),
  * which starts it through the JUnit Platform with the store under test set in {@link #target}; so every
  * store runs it with its own server setup. The number of tries comes from {@code jqwik.tries.default}.
  */

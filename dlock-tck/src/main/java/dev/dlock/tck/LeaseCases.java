@@ -1,0 +1,106 @@
+package dev.dlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.LockClient;
+import dev.dlock.LockTimeoutException;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Leases and fencing tokens: a crashed holder's lease runs out, renewal and {@code extend} keep a lease,
+ * answers that arrive after the local deadline neither revive a lease nor hand out a grant, and tokens
+ * strictly increase across holders and clients.
+ */
+abstract class LeaseCases extends ContractSection {
+    LeaseCases(LockContractTest contract) {
+        super(contract);
+    }
+
+    @Test
+    void crashedHoldersLeaseExpiresAndAnotherClientAcquires() throws Exception {
+        LockClient crashed = crashableClient();
+        Lease abandoned = crashed.lock("crash").acquire(LONG_WAIT);
+        long start = System.nanoTime();
+        Lease next = client().lock("crash").acquire(Duration.ofSeconds(30));
+        long waited = millisSince(start);
+        assertThat(waited)
+                .as("the other client waits for the lease to run out")
+                .isGreaterThanOrEqualTo(shortLease().toMillis() / 2);
+        assertThat(next.fencingToken()).isGreaterThan(abandoned.fencingToken());
+        assertThat(abandoned.isValid()).isFalse();
+        next.close();
+    }
+
+    @Test
+    void renewalKeepsALeaseBeyondItsLeaseTime() throws Exception {
+        LockClient c = client(b -> b.leaseTime(shortLease()));
+        try (Lease lease = c.lock("renewed").acquire(LONG_WAIT)) {
+            sleep(shortLease().multipliedBy(3));
+            assertThat(lease.isValid()).isTrue();
+            assertThat(lease.whenLost()).isNotDone();
+            assertThat(client().lock("renewed").tryAcquire()).isEmpty();
+        }
+    }
+
+    @Test
+    void remainingIsPositiveAndBoundedByTheLeaseTime() {
+        LockClient c = client(b -> b.leaseTime(Duration.ofSeconds(10)));
+        try (Lease lease = c.lock("remaining").acquire(LONG_WAIT)) {
+            assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    void extendProlongsALeaseWithoutRenewal() throws Exception {
+        LockClient c = crashableClient();
+        Lease lease = c.lock("extend").acquire(LONG_WAIT);
+        lease.extend(shortLease().multipliedBy(4));
+        sleep(shortLease().multipliedBy(2));
+        assertThat(lease.isValid()).isTrue();
+        assertThat(client().lock("extend").tryAcquire()).isEmpty();
+        lease.close();
+        assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(1))).isInstanceOf(LeaseLostException.class);
+    }
+
+    @Test
+    void extendWhoseAnswerArrivesAfterTheDeadlineDoesNotReviveTheLease() throws Exception {
+        LockClient a = client(b -> b.leaseTime(shortLease()).renewal(false));
+        Lease lease = a.lock("extend-race").acquire(LONG_WAIT);
+        awaitTrue(shortLease(), () -> lease.remaining().toMillis() < 300);
+        wire(a).delayAnswers(Duration.ofMillis(700)); // the answer comes back after the local deadline
+        assertThatThrownBy(() -> lease.extend(shortLease())).isInstanceOf(LeaseLostException.class);
+        assertThat(lease.isValid()).isFalse();
+    }
+
+    @Test
+    void aGrantThatArrivesAfterItsLeaseExpiredIsNeverHandedOut() throws Exception {
+        Duration delay = shortLease().plusMillis(200);
+        LockClient a = client(b -> b.leaseTime(shortLease()).operationTimeout(delay.plus(operationTimeout())));
+        wire(a).delayAnswers(delay);
+        assertThat(a.lock("late-grant").tryAcquire()).isEmpty();
+        assertThatThrownBy(() -> a.lock("late-grant").acquire(delay.multipliedBy(2)))
+                .isInstanceOf(LockTimeoutException.class);
+        wire(a).delayAnswers(Duration.ZERO);
+        // Every late grant was given back: another client gets the lock at once, not after a lease.
+        Lease other = client().lock("late-grant").acquire(shortLease().dividedBy(2));
+        assertThat(other.isValid()).isTrue();
+        other.close();
+    }
+
+    @Test
+    void fencingTokensStrictlyIncreaseAcrossHoldersAndClients() {
+        List<LockClient> cs = List.of(client(), client(), client());
+        long last = Long.MIN_VALUE;
+        for (int i = 0; i < 12; i++) {
+            try (Lease lease = cs.get(i % 3).lock("tokens").acquire(LONG_WAIT)) {
+                assertThat(lease.fencingToken()).isGreaterThan(last);
+                last = lease.fencingToken();
+            }
+        }
+    }
+}
