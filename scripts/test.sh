@@ -105,8 +105,14 @@ if [ $# -eq 0 ]; then
   log "virtual-thread contract case on every store with $jdk21"
   # The case lives in the section LockContractTest$Fuzz: surefire matches a nested case by its section's
   # class name, hence the second '*' (without it the filter matches no case and the step passes empty).
+  marker=$(mktemp)
   JAVA_HOME="$jdk21" mvn -B -q verify -Dspotless.check.skip=true -Dsurefire.failIfNoSpecifiedTests=false \
     -pl dlock-tck,dlock-redis,dlock-zookeeper,dlock-jdbc,dlock-etcd -am -Dtest='*ContractTest*#twoThousandCallers*'
+  # A filter that stops matching would pass empty: require a fresh report with the case from every module.
+  ran=$(find dlock-tck dlock-redis dlock-zookeeper dlock-jdbc dlock-etcd -path '*/surefire-reports/TEST-*.xml' \
+    -newer "$marker" -exec grep -l 'twoThousandCallers' {} + | sed 's|/.*||' | sort -u | wc -l)
+  rm -f "$marker"
+  [ "$ran" -eq 5 ] || die "the virtual-thread case ran in $ran of 5 modules (did the -Dtest filter stop matching?)"
 fi
 
 # Fault-injection suite, quick mode (dlock-chaos, built by the verify above): every store under a few

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * One database for a whole test class, reached through a {@link TcpProxy} so that outages can be faked:
  * the machine's PostgreSQL or MariaDB, or an H2 TCP server in this JVM. Registered as a static
  * {@code @RegisterExtension} field, it creates lease tables of a fresh prefix before the class and drops
- * them (and stops H2) after it.
+ * them (and stops H2) after it. JUnit calls a class's extensions for its {@code @Nested} classes too (the
+ * contract suite's sections): only the outermost class sets up and tears down, the sections share it.
  */
 final class ProxiedDatabase implements BeforeAllCallback, AfterAllCallback {
     private final Dialect dialect;
@@ -24,6 +25,8 @@ final class ProxiedDatabase implements BeforeAllCallback, AfterAllCallback {
     private int port;
     private String prefix;
     private TcpProxy proxy;
+    /** How many of the class and its {@code @Nested} sections are running now. */
+    private int depth;
 
     private ProxiedDatabase(Dialect dialect, String tag) {
         this.dialect = dialect;
@@ -44,6 +47,9 @@ final class ProxiedDatabase implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
+        if (depth++ > 0) {
+            return;
+        }
         prefix = TestDatabases.prefix(tag);
         port = switch (dialect) {
             case POSTGRESQL -> TestDatabases.PG_PORT;
@@ -60,6 +66,9 @@ final class ProxiedDatabase implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void afterAll(ExtensionContext context) throws Exception {
+        if (--depth > 0) {
+            return;
+        }
         proxy.close();
         TestDatabases.dropTables(url(port), prefix);
         if (h2 != null) {
