@@ -226,6 +226,16 @@ final class JdbcBackend implements LockBackend {
         return notifier.subscribe(table.channel(key), listener);
     }
 
+    /**
+     * Every grant, in either flavour and every database, steps the resource's token by {@link
+     * Tables#TOKEN_BLOCK} at least ({@link Tables#nextToken}), so the engine may pass a hold within this
+     * client with the tokens in between.
+     */
+    @Override
+    public long tokenBlock() {
+        return Tables.TOKEN_BLOCK;
+    }
+
     @Override
     public CompletionStage<LockInfo> describe(LockKey key) {
         return submit("describe '" + key.name() + "'", c -> table.describe(c, key));

@@ -18,7 +18,7 @@ import java.sql.Statement;
  *
  * <p>Design: MySQL has no {@code RETURNING}, so the statement reports the token through {@code
  * LAST_INSERT_ID(expr)}, which the driver hands back as the generated key of that statement: the insert
- * path reports 1, the update path the new token when it grants and 0 when it does not. The assignments
+ * path reports the first token ({@link Tables#nextToken} of nothing: the time floor), the update path the new token when it grants and 0 when it does not. The assignments
  * of {@code ON DUPLICATE KEY UPDATE} run left to right and each condition reads only columns not
  * assigned yet ({@code expires_at} is assigned last).
  *
@@ -27,15 +27,16 @@ import java.sql.Statement;
 final class MysqlSql extends PortableSql {
     private static final String ACQUIRE_EXCLUSIVE =
             "INSERT INTO {L} (ns, kind, name_key, name, token, owner, expires_at)"
-                    + " VALUES (?, ?, ?, ?, LAST_INSERT_ID(1), ?, {NOW} + ?)"
+                    + " VALUES (?, ?, ?, ?, LAST_INSERT_ID({FLOOR}), ?, {NOW} + ?)"
                     + " ON DUPLICATE KEY UPDATE"
                     + " token = IF(expires_at <= {NOW} OR owner <=> VALUES(owner),"
-                    + " LAST_INSERT_ID(token + 1), token + 0 * LAST_INSERT_ID(0)),"
+                    + " LAST_INSERT_ID(GREATEST(token + {BLOCK}, {FLOOR})), token + 0 * LAST_INSERT_ID(0)),"
                     + " owner = IF(expires_at <= {NOW} OR owner <=> VALUES(owner), VALUES(owner), owner),"
                     + " expires_at = IF(expires_at <= {NOW} OR owner <=> VALUES(owner),"
                     + " VALUES(expires_at), expires_at)";
     private static final String NEXT_TOKEN = "INSERT INTO {L} (ns, kind, name_key, name, token, owner, expires_at)"
-            + " VALUES (?, ?, ?, ?, LAST_INSERT_ID(1), NULL, 0) ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)";
+            + " VALUES (?, ?, ?, ?, LAST_INSERT_ID({FLOOR}), NULL, 0)"
+            + " ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(GREATEST(token + {BLOCK}, {FLOOR}))";
 
     MysqlSql(Tables tables) {
         super(tables);

@@ -34,9 +34,9 @@ import java.util.Set;
 final class PostgresSql extends PortableSql {
     private static final String ACQUIRE_EXCLUSIVE = "WITH up AS ("
             + " INSERT INTO {L} AS l (ns, kind, name_key, name, token, owner, expires_at)"
-            + " VALUES (?, ?, ?, ?, 1, ?, {NOW} + ?)"
+            + " VALUES (?, ?, ?, ?, {FLOOR}, ?, {NOW} + ?)"
             + " ON CONFLICT (ns, kind, name_key) DO UPDATE"
-            + " SET token = l.token + 1, owner = excluded.owner, expires_at = excluded.expires_at"
+            + " SET token = GREATEST(l.token + {BLOCK}, {FLOOR}), owner = excluded.owner, expires_at = excluded.expires_at"
             + " WHERE l.expires_at <= {NOW} OR l.owner = excluded.owner"
             + " RETURNING l.token)"
             + " SELECT (SELECT token FROM up),"
@@ -46,7 +46,8 @@ final class PostgresSql extends PortableSql {
                     + " ON CONFLICT (ns, kind, name_key) DO UPDATE SET token = l.token"
                     + " RETURNING l.token, l.owner, l.expires_at, {NOW}";
     private static final String NEXT_TOKEN = "INSERT INTO {L} AS l (ns, kind, name_key, name, token, owner, expires_at)"
-            + " VALUES (?, ?, ?, ?, 1, NULL, 0) ON CONFLICT (ns, kind, name_key) DO UPDATE SET token = l.token + 1"
+            + " VALUES (?, ?, ?, ?, {FLOOR}, NULL, 0) ON CONFLICT (ns, kind, name_key)"
+            + " DO UPDATE SET token = GREATEST(l.token + {BLOCK}, {FLOOR})"
             + " RETURNING l.token";
     // pg_notify runs once per changed row; the notification is delivered when the transaction commits.
     private static final String NOTIFY_ANY = " SELECT pg_notify(?, '') FROM changed";

@@ -180,6 +180,37 @@ abstract class DatabaseBehaviourTest {
         }
     }
 
+    /**
+     * Every grant (inline exclusive and entry kinds) steps the token by a block, the room the engine uses
+     * to pass holds within a client, and tokens keep increasing when the row keeping the last token is
+     * deleted (the time floor of {@link Tables#nextToken}).
+     */
+    @Test
+    void grantsReserveATokenBlockAndTokensSurviveADeletedRow() throws Exception {
+        LockClient a = client(b -> {});
+        LockClient b = client(x -> {});
+        for (java.util.function.Function<LockClient, Lease> grant :
+                List.<java.util.function.Function<LockClient, Lease>>of(
+                        c -> c.lock("room").acquire(Duration.ofSeconds(5)),
+                        c -> c.semaphore("room", 1).acquire(Duration.ofSeconds(5)))) {
+            long first;
+            try (Lease lease = grant.apply(a)) {
+                first = lease.fencingToken();
+            }
+            long second;
+            try (Lease lease = grant.apply(b)) {
+                second = lease.fencingToken();
+            }
+            assertThat(second - first).as("room for passes").isGreaterThanOrEqualTo(Tables.TOKEN_BLOCK);
+            TestDatabases.deleteLockRows(url(), prefix, "room");
+            try (Lease lease = grant.apply(a)) {
+                assertThat(lease.fencingToken())
+                        .as("a re-created row starts above every earlier token")
+                        .isGreaterThan(second);
+            }
+        }
+    }
+
     @Test
     void namesWithQuotesSemicolonsNonAsciiAndMaximumLengthWork() throws Exception {
         String longName = "L".repeat(1000) + "ü".repeat(12); // 1,024 UTF-8 bytes

@@ -48,6 +48,15 @@ final class TestDatabases {
         }
     }
 
+    /** Deletes the rows keeping the last tokens of a name (every kind), as a careless clean-up would. */
+    static int deleteLockRows(String url, String prefix, String name) throws SQLException {
+        try (Connection c = connect(url);
+                java.sql.PreparedStatement ps = c.prepareStatement("DELETE FROM " + prefix + "locks WHERE name = ?")) {
+            ps.setString(1, name);
+            return ps.executeUpdate();
+        }
+    }
+
     static Connection connect(String url) throws SQLException {
         try {
             return DriverManager.getConnection(url);
