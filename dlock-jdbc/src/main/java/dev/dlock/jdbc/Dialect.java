@@ -68,6 +68,14 @@ enum Dialect {
         return nowMillis;
     }
 
+    /**
+     * Whether waiters can block on named locks that holders keep ({@code GET_LOCK}, {@link WakeBeacons},
+     * {@link WakeWatchers}): MySQL and MariaDB.
+     */
+    boolean hasWakeLocks() {
+        return this == MYSQL;
+    }
+
     /** Whether the database can push wake-ups to waiters (LISTEN/NOTIFY). */
     boolean notifies() {
         return notifies;
