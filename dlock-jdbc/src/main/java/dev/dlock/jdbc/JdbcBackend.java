@@ -179,20 +179,23 @@ final class JdbcBackend implements LockBackend {
         }
         String owner = request.owner();
         if (result.isGranted()) {
-            backoff.forget(owner);
-            if (beacons != null) {
+            boolean waited = backoff.forget(owner);
+            // A wake lock only where there is contention: a grant after busy answers, or of a resource
+            // this client's waiters watch. An uncontended acquire and release stay one statement each.
+            if (beacons != null && (waited || watchers.watching(request.key()))) {
                 beacons.granted(request.key(), owner);
             }
             return result;
         }
         long remaining = result.retryAfterMillis();
+        long backoffHint = backoff.next(owner, remaining);
         if (watchers != null && watchers.armed(request.key())) {
             return AcquireResult.busy(
                     remaining >= 0
                             ? Math.min(remaining, WakeWatchers.ARMED_HINT_MILLIS)
                             : WakeWatchers.ARMED_HINT_MILLIS);
         }
-        return AcquireResult.busy(backoff.next(owner, remaining));
+        return AcquireResult.busy(backoffHint);
     }
 
     @Override

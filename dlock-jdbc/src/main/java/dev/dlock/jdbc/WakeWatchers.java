@@ -7,8 +7,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -28,8 +30,9 @@ import java.util.concurrent.locks.LockSupport;
  * shared holders, a client of an older version), the watcher looks again after a pause doubling from
  * {@link #MIN_PAUSE_MILLIS} to {@link #MAX_PAUSE_MILLIS}, and waiters fall back to the back-off hints.
  *
- * <p>Connections: at most {@link #WATCHERS} watchers per backend, each with its own thread and session,
- * opened when a resource is first waited for and given back when nobody waits any more; a client waiting
+ * <p>Connections: at most {@link #WATCHERS} watcher threads per backend (stopping ones included), each
+ * with its own session, opened when a resource is first waited for and given back when nobody waits any
+ * more (within one {@code GET_LOCK} slice); a client waiting
  * for more resources at once polls the others with back-off, as without watchers. The {@code GET_LOCK}
  * slice ({@link #SLICE_SECONDS}) bounds how long a watcher takes to notice that it should stop.
  *
@@ -47,7 +50,8 @@ final class WakeWatchers {
     private final DedicatedSession.Source source;
     private final String prefix;
     private final String threadName;
-    private final Map<String, Watch> watches = new HashMap<>(); // under this
+    private final Map<String, Watch> watches = new HashMap<>(); // watched ids, under this
+    private final Set<Watch> running = new HashSet<>(); // watchers whose thread has not ended, under this
     private boolean closed; // under this
 
     WakeWatchers(DedicatedSession.Source source, String prefix, String threadName) {
@@ -109,6 +113,9 @@ final class WakeWatchers {
             if (last != null) {
                 last.release("SELECT RELEASE_ALL_LOCKS()");
             }
+            synchronized (WakeWatchers.this) {
+                running.remove(this);
+            }
         }
 
         private int query(String sql) throws SQLException {
@@ -149,11 +156,12 @@ final class WakeWatchers {
         synchronized (this) {
             watch = watches.get(id);
             if (watch == null) {
-                if (closed || watches.size() >= WATCHERS) {
+                if (closed || running.size() >= WATCHERS) {
                     return CompletableFuture.completedFuture(() -> {});
                 }
                 watch = new Watch(id);
                 watches.put(id, watch);
+                running.add(watch);
                 watch.thread.start();
             }
             watch.listeners.add(listener);
@@ -175,11 +183,17 @@ final class WakeWatchers {
 
     /** Whether a release of the resource's hold will wake this client's waiters (see the class note). */
     boolean armed(LockKey key) {
-        Watch watch;
-        synchronized (this) {
-            watch = watches.get(WakeBeacons.wakeLockId(prefix, key));
-        }
+        Watch watch = watch(key);
         return watch != null && watch.armed;
+    }
+
+    /** Whether some waiter of this client watches the resource. */
+    boolean watching(LockKey key) {
+        return watch(key) != null;
+    }
+
+    private synchronized Watch watch(LockKey key) {
+        return watches.get(WakeBeacons.wakeLockId(prefix, key));
     }
 
     /** Stops every watcher, waiting up to {@code waitMillis}; stuck sessions are discarded. */
@@ -187,7 +201,7 @@ final class WakeWatchers {
         List<Watch> all;
         synchronized (this) {
             closed = true;
-            all = List.copyOf(watches.values());
+            all = List.copyOf(running);
             watches.clear();
         }
         all.forEach(Watch::stop);
