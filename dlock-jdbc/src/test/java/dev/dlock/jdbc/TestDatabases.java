@@ -36,7 +36,7 @@ final class TestDatabases {
     /** Creates the lease tables with the shipped DDL. */
     static void createTables(String url, Dialect dialect, String prefix) throws SQLException {
         try (Connection c = connect(url)) {
-            new LeaseTable(dialect, prefix, new Transactions(dialect, 5_000)).createTablesIfMissing(c);
+            new LeaseTable(dialect, prefix, 5_000).createTablesIfMissing(c);
         }
     }
 
