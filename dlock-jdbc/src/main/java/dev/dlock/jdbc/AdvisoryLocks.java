@@ -5,14 +5,10 @@ import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.RenewRequest;
-import java.nio.ByteBuffer;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +40,9 @@ import java.util.concurrent.TimeUnit;
  * this class processed the grant or renewal, never earlier than the engine's own deadline for the lease,
  * which counts from when the request was sent.
  *
+ * <p>The statements are the dialect's ({@link PortableSql#tryAdvisoryLock} and its neighbours); this
+ * class never asks which database it talks to.
+ *
  * <p>Concurrency: one thread ({@code dlock-advisory-N}) owns the session and runs every call and expiry
  * sweep in order. Advisory locks are re-entrant per session, so a map of lock id to hold keeps two
  * acquisitions of one client from both "winning" the same lock.
@@ -58,6 +57,7 @@ final class AdvisoryLocks {
     private record Hold(String owner, LockKey key, long expiresAtNanos) {}
 
     private final LeaseTable table;
+    private final PortableSql sql;
     private final DedicatedSession.Source source;
     private final ScheduledThreadPoolExecutor thread;
     private final Map<String, Hold> holds = new HashMap<>(); // only on the thread
@@ -68,10 +68,12 @@ final class AdvisoryLocks {
     private volatile DedicatedSession session; // used on the thread; discarded by close if stuck
 
     AdvisoryLocks(LeaseTable table, DedicatedSession.Source source, String threadName, Backoff backoff) {
-        if (table.dialect() == Dialect.H2) {
-            throw new IllegalArgumentException("the advisory flavour needs PostgreSQL or MySQL/MariaDB, not H2");
+        if (!table.sql().hasAdvisoryLocks()) {
+            throw new IllegalArgumentException(
+                    "the advisory flavour needs PostgreSQL or MySQL/MariaDB, not " + table.dialect());
         }
         this.table = table;
+        this.sql = table.sql();
         this.source = source;
         this.backoff = backoff;
         this.thread = new ScheduledThreadPoolExecutor(1, r -> {
@@ -81,19 +83,6 @@ final class AdvisoryLocks {
         });
         thread.setRemoveOnCancelPolicy(true);
         thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-    }
-
-    private boolean postgres() {
-        return table.dialect() == Dialect.POSTGRESQL;
-    }
-
-    /** PostgreSQL: a 64-bit key; MySQL: a name of at most 64 characters. Both from the resource's hash. */
-    private String lockId(LockKey key) {
-        byte[] hash = Tables.sha256(table.prefix() + '\n' + key.namespace() + '\n' + key.name());
-        if (postgres()) {
-            return Long.toString(ByteBuffer.wrap(hash).getLong());
-        }
-        return "dlock:" + HexFormat.of().formatHex(hash).substring(0, 58);
     }
 
     private interface SessionCall<T> {
@@ -159,7 +148,7 @@ final class AdvisoryLocks {
     }
 
     CompletableFuture<AcquireResult> acquire(AcquireRequest request) {
-        String id = lockId(request.key());
+        String id = sql.advisoryLockId(request.key());
         return onSession(
                 "advisory acquire '" + request.key().name() + "'",
                 s -> {
@@ -203,44 +192,20 @@ final class AdvisoryLocks {
 
     /** Takes the lock on this session; the same round trip checks that the session is still the same. */
     private boolean tryLock(DedicatedSession s, String id) throws SQLException {
-        String sql = postgres() ? "SELECT pg_try_advisory_lock(?), " : "SELECT GET_LOCK(?, 0), ";
-        try (PreparedStatement ps =
-                s.connection().prepareStatement(sql + table.dialect().sessionIdSql())) {
-            if (postgres()) {
-                ps.setLong(1, Long.parseLong(id));
-            } else {
-                ps.setString(1, id);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                if (rs.getLong(2) != s.id()) {
-                    throw new SessionReplaced(); // the lock just taken dies with the discarded connection
-                }
-                return postgres() ? rs.getBoolean(1) : rs.getInt(1) == 1;
-            }
+        PortableSql.AdvisoryTry answer = sql.tryAdvisoryLock(s.connection(), id);
+        if (answer.sessionId() != s.id()) {
+            throw new SessionReplaced(); // the lock just taken dies with the discarded connection
         }
+        return answer.taken();
     }
 
-    /** Releases the lock; true when this session held it. */
+    /** Releases the lock (PostgreSQL wakes the waiters of other clients in the same statement). */
     private boolean unlock(Connection c, String id, LockKey key) throws SQLException {
-        // PostgreSQL: the waiters of other clients are woken in the same statement.
-        try (PreparedStatement ps = c.prepareStatement(
-                postgres() ? "SELECT pg_advisory_unlock(?), pg_notify(?, '')" : "SELECT RELEASE_LOCK(?)")) {
-            if (postgres()) {
-                ps.setLong(1, Long.parseLong(id));
-                ps.setString(2, table.channel(key));
-            } else {
-                ps.setString(1, id);
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return postgres() ? rs.getBoolean(1) : rs.getInt(1) == 1;
-            }
-        }
+        return sql.releaseAdvisoryLock(c, id, key);
     }
 
     CompletableFuture<Boolean> release(LockKey key, String owner) {
-        String id = lockId(key);
+        String id = sql.advisoryLockId(key);
         return onSession(
                 "advisory release '" + key.name() + "'",
                 s -> {
@@ -277,7 +242,7 @@ final class AdvisoryLocks {
                     }
                     long now = System.nanoTime();
                     for (RenewRequest r : batch) {
-                        String id = lockId(r.key());
+                        String id = sql.advisoryLockId(r.key());
                         Hold hold = holds.get(id);
                         if (hold == null || !hold.owner().equals(r.owner())) {
                             lost.add(r.owner());
@@ -355,7 +320,7 @@ final class AdvisoryLocks {
                 session = null;
                 holds.clear();
                 if (last != null) {
-                    last.release(postgres() ? "SELECT pg_advisory_unlock_all()" : "SELECT RELEASE_ALL_LOCKS()");
+                    last.release(sql.releaseAllAdvisoryLocks());
                 }
             });
         } catch (RejectedExecutionException alreadyClosed) {

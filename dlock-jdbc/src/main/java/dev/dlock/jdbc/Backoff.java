@@ -41,10 +41,14 @@ final class Backoff {
         return remainingMillis >= 0 ? Math.min(hint, remainingMillis) : hint;
     }
 
-    /** Forgets an owner that got its grant or stopped waiting. */
-    void forget(String owner) {
+    /**
+     * Forgets an owner that got its grant or stopped waiting.
+     *
+     * @return whether the owner had busy answers (among the {@link #TRACKED} owners remembered)
+     */
+    boolean forget(String owner) {
         synchronized (attempts) {
-            attempts.remove(owner);
+            return attempts.remove(owner) != null;
         }
     }
 }

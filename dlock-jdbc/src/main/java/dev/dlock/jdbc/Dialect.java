@@ -12,10 +12,12 @@ import java.util.function.Function;
  * The supported databases and what differs between them: the expression for the database's clock, the
  * session-id expression, the shipped DDL, and which statements run in a form of their own ({@link #sql}).
  *
- * <p>Design: the differences are data and classes chosen here, never branches in the table code.
- * PostgreSQL's single-statement fast paths and {@code pg_notify} wake-ups live in {@link PostgresSql},
- * MySQL's/MariaDB's single-statement exclusive acquire and token in {@link MysqlSql}; H2 runs the portable
- * SQL ({@link PortableSql}), every grant a short transaction.
+ * <p>Design: the differences are data and classes chosen here, never branches in the table code,
+ * {@link Transactions} or {@link AdvisoryLocks}. PostgreSQL's single-statement fast paths, {@code
+ * pg_notify} wake-ups, {@code SET LOCAL} transaction limits and advisory locks live in {@link PostgresSql};
+ * MySQL's/MariaDB's single-statement exclusive acquire and token, session-level transaction limits and
+ * {@code GET_LOCK} advisory locks in {@link MysqlSql}; H2 runs the portable SQL ({@link PortableSql}),
+ * every grant a short transaction, and has no advisory locks.
  *
  * <p>Every time the backend stores or compares is milliseconds since the epoch by the database's clock,
  * computed in SQL ({@link #nowMillis}); the JVM's clock is never sent. The expressions avoid session time
@@ -66,6 +68,14 @@ enum Dialect {
     /** The SQL expression for "now" in milliseconds since the epoch, by the database's clock. */
     String nowMillis() {
         return nowMillis;
+    }
+
+    /**
+     * Whether waiters can block on named locks that holders keep ({@code GET_LOCK}, {@link WakeBeacons},
+     * {@link WakeWatchers}): MySQL and MariaDB.
+     */
+    boolean hasWakeLocks() {
+        return this == MYSQL;
     }
 
     /** Whether the database can push wake-ups to waiters (LISTEN/NOTIFY). */

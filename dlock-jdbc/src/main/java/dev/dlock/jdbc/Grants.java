@@ -25,7 +25,8 @@ import java.util.Locale;
  * rules of {@code LockBackend}, write, commit. The fencing token is incremented from the resource row in
  * that transaction, so tokens keep increasing across expiries and forced releases. An attempt whose
  * earlier grant committed but whose answer was lost finds its own held entry and is granted again with
- * a new token. Every time compared or stored is the database's clock.
+ * a new token. Every time compared or stored is the database's clock. Tokens follow {@link
+ * Tables#nextToken} (a block per grant, at least the database's time in microseconds).
  *
  * <p>Concurrency: stateless; lock order is the resource row, then entry rows in id order, so grants,
  * releases and renewals do not deadlock one another. Failure modes: {@link SQLException} as the driver
@@ -68,7 +69,7 @@ final class Grants {
         if (row.expiresAt() > now && !request.owner().equals(row.owner())) {
             return AcquireResult.busy(row.expiresAt() - now);
         }
-        long token = row.token() + 1;
+        long token = Tables.nextToken(row.token(), now);
         try (PreparedStatement ps = sql.prepare(c, SET_EXCLUSIVE)) {
             ps.setLong(1, token);
             ps.setString(2, request.owner());
@@ -115,7 +116,7 @@ final class Grants {
         }
         String mode = key.mode().name().toLowerCase(Locale.ROOT);
         if (grant) {
-            long token = row.token() + 1;
+            long token = Tables.nextToken(row.token(), now);
             setToken(c, key, token);
             writeEntry(c, key, owner, mode, true, token, now + request.leaseMillis(), own != null);
             return AcquireResult.granted(token);
@@ -151,7 +152,8 @@ final class Grants {
 
     /** Inside a transaction: increments and returns a resource's token (the advisory flavour's portable way). */
     long nextToken(Connection c, LockKey key) throws SQLException {
-        long token = sql.lockRow(c, key).token() + 1;
+        ResourceRow row = sql.lockRow(c, key);
+        long token = Tables.nextToken(row.token(), row.now());
         setToken(c, key, token);
         return token;
     }

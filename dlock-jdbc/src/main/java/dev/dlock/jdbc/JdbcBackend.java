@@ -54,6 +54,8 @@ final class JdbcBackend implements LockBackend {
     private final ThreadPoolExecutor executor;
     private final PgNotifier notifier;
     private final AdvisoryLocks advisory;
+    private final WakeBeacons beacons;
+    private final WakeWatchers watchers;
     private final Backoff backoff = new Backoff();
 
     JdbcBackend(
@@ -84,6 +86,9 @@ final class JdbcBackend implements LockBackend {
                         context.operationTimeout().toMillis())
                 : null;
         this.advisory = advisory ? new AdvisoryLocks(table, dedicated, "dlock-advisory-" + id, backoff) : null;
+        boolean wakeLocks = table.dialect().hasWakeLocks();
+        this.beacons = wakeLocks ? new WakeBeacons(dedicated, table.prefix(), "dlock-wake-beacon-" + id) : null;
+        this.watchers = wakeLocks ? new WakeWatchers(dedicated, table.prefix(), "dlock-wake-watch-" + id) : null;
     }
 
     interface SqlCall<T> {
@@ -161,19 +166,36 @@ final class JdbcBackend implements LockBackend {
             return advisory.acquire(request);
         }
         return submit("acquire '" + request.key().name() + "'", c -> table.acquire(c, request))
-                .thenApply(result -> hint(request.owner(), result));
+                .thenApply(result -> hint(request, result));
     }
 
-    /** Without push wake-ups, a busy answer's retry hint is the back-off's. */
-    private AcquireResult hint(String owner, AcquireResult result) {
+    /**
+     * Without push wake-ups, a busy answer's retry hint is the back-off's; with an armed wake-lock
+     * watcher ({@link WakeWatchers}), the release wakes the waiter and the hint is only a safety net.
+     */
+    private AcquireResult hint(AcquireRequest request, AcquireResult result) {
         if (notifier != null) {
             return result;
         }
+        String owner = request.owner();
         if (result.isGranted()) {
-            backoff.forget(owner);
+            boolean waited = backoff.forget(owner);
+            // A wake lock only where there is contention: a grant after busy answers, or of a resource
+            // this client's waiters watch. An uncontended acquire and release stay one statement each.
+            if (beacons != null && (waited || watchers.watching(request.key()))) {
+                beacons.granted(request.key(), owner);
+            }
             return result;
         }
-        return AcquireResult.busy(backoff.next(owner, result.retryAfterMillis()));
+        long remaining = result.retryAfterMillis();
+        long backoffHint = backoff.next(owner, remaining);
+        if (watchers != null && watchers.armed(request.key())) {
+            return AcquireResult.busy(
+                    remaining >= 0
+                            ? Math.min(remaining, WakeWatchers.ARMED_HINT_MILLIS)
+                            : WakeWatchers.ARMED_HINT_MILLIS);
+        }
+        return AcquireResult.busy(backoffHint);
     }
 
     @Override
@@ -181,7 +203,12 @@ final class JdbcBackend implements LockBackend {
         if (advisory != null && key.mode() == Mode.EXCLUSIVE) {
             return advisory.release(key, owner);
         }
-        return submit("release '" + key.name() + "'", c -> table.release(c, key, owner));
+        CompletableFuture<Boolean> released = submit("release '" + key.name() + "'", c -> table.release(c, key, owner));
+        if (beacons != null) {
+            // After the table's release commits, so that woken waiters find the resource free.
+            released.whenComplete((ok, error) -> beacons.ended(owner));
+        }
+        return released;
     }
 
     @Override
@@ -202,7 +229,12 @@ final class JdbcBackend implements LockBackend {
                 });
             }
         }
-        return submit("renew " + batch.size() + " leases", c -> table.renew(c, batch));
+        CompletableFuture<Set<String>> renewed =
+                submit("renew " + batch.size() + " leases", c -> table.renew(c, batch));
+        if (beacons != null) {
+            renewed.thenAccept(lost -> lost.forEach(beacons::ended));
+        }
+        return renewed;
     }
 
     @Override
@@ -219,11 +251,24 @@ final class JdbcBackend implements LockBackend {
 
     @Override
     public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
+        if (watchers != null && (advisory == null || key.mode() != Mode.EXCLUSIVE)) {
+            return watchers.subscribe(key, listener);
+        }
         if (notifier == null) {
             // No push from the database: waiters retry at the hints of their busy answers.
             return CompletableFuture.completedFuture(() -> {});
         }
         return notifier.subscribe(table.channel(key), listener);
+    }
+
+    /**
+     * Every grant, in either flavour and every database, steps the resource's token by {@link
+     * Tables#TOKEN_BLOCK} at least ({@link Tables#nextToken}), so the engine may pass a hold within this
+     * client with the tokens in between.
+     */
+    @Override
+    public long tokenBlock() {
+        return Tables.TOKEN_BLOCK;
     }
 
     @Override
@@ -258,6 +303,12 @@ final class JdbcBackend implements LockBackend {
         }
         if (advisory != null) {
             advisory.close(waitMillis);
+        }
+        if (watchers != null) {
+            watchers.close(waitMillis);
+        }
+        if (beacons != null) {
+            beacons.close(waitMillis);
         }
         if (ownedPool != null) {
             try {

@@ -244,9 +244,7 @@ public final class JdbcBackends {
                 dialect = Dialect.ofProduct(c.getMetaData().getDatabaseProductName());
             }
             table = new LeaseTable(
-                    dialect,
-                    options.tablePrefix(),
-                    new Transactions(dialect, context.operationTimeout().toMillis()));
+                    dialect, options.tablePrefix(), context.operationTimeout().toMillis());
             if (options.createTables()) {
                 createTables(c, table);
             } else {

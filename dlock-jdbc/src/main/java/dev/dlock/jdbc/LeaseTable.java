@@ -64,12 +64,21 @@ final class LeaseTable {
     private final Inspection inspection;
     private final Transactions transactions;
 
-    LeaseTable(Dialect dialect, String prefix, Transactions transactions) {
+    /**
+     * @param timeoutMillis the operation timeout, from which grant transactions take their server-side
+     *     limits ({@link Transactions})
+     */
+    LeaseTable(Dialect dialect, String prefix, long timeoutMillis) {
         this.tables = new Tables(dialect, prefix);
         this.sql = dialect.sql(tables);
         this.grants = new Grants(sql);
         this.inspection = new Inspection(tables);
-        this.transactions = transactions;
+        this.transactions = new Transactions(sql, timeoutMillis);
+    }
+
+    /** The statements of this table's database (also those of the advisory flavour). */
+    PortableSql sql() {
+        return sql;
     }
 
     Dialect dialect() {

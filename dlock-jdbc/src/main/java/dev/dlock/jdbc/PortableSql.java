@@ -171,4 +171,49 @@ class PortableSql {
         }
         return renewed;
     }
+
+    /**
+     * Sets a grant transaction's server-side limits from the operation timeout (see {@link Transactions});
+     * true when they are session settings that {@link #restoreSessionLimits} must restore after the
+     * commit. Portable (H2): none; H2 keeps its own {@code LOCK_TIMEOUT}.
+     */
+    boolean limitTransaction(Connection c, long timeoutMillis) throws SQLException {
+        return false;
+    }
+
+    /** Restores the session settings {@link #limitTransaction} changed. */
+    void restoreSessionLimits(Connection c) throws SQLException {}
+
+    /** The answer of {@link #tryAdvisoryLock}: whether the lock was taken, and by which session. */
+    record AdvisoryTry(boolean taken, long sessionId) {}
+
+    /** Whether the database has session-level advisory locks (the advisory flavour). Portable: no. */
+    boolean hasAdvisoryLocks() {
+        return false;
+    }
+
+    /** A resource's advisory lock id, from the hash of prefix, namespace and name. */
+    String advisoryLockId(LockKey key) {
+        throw new UnsupportedOperationException("the advisory flavour needs PostgreSQL or MySQL/MariaDB");
+    }
+
+    /** One round trip: tries the advisory lock without waiting and reads the session's id. */
+    AdvisoryTry tryAdvisoryLock(Connection c, String id) throws SQLException {
+        throw new UnsupportedOperationException("the advisory flavour needs PostgreSQL or MySQL/MariaDB");
+    }
+
+    /** Releases an advisory lock, waking waiters where the database can; true when this session held it. */
+    boolean releaseAdvisoryLock(Connection c, String id, LockKey key) throws SQLException {
+        throw new UnsupportedOperationException("the advisory flavour needs PostgreSQL or MySQL/MariaDB");
+    }
+
+    /** The statement that releases every advisory lock of the session. */
+    String releaseAllAdvisoryLocks() {
+        throw new UnsupportedOperationException("the advisory flavour needs PostgreSQL or MySQL/MariaDB");
+    }
+
+    /** The hash an advisory lock id is made from. */
+    final byte[] advisoryHash(LockKey key) {
+        return Tables.sha256(tables.prefix() + '\n' + key.namespace() + '\n' + key.name());
+    }
 }

@@ -7,6 +7,7 @@ import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
+import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,9 +35,9 @@ import java.util.Set;
 final class PostgresSql extends PortableSql {
     private static final String ACQUIRE_EXCLUSIVE = "WITH up AS ("
             + " INSERT INTO {L} AS l (ns, kind, name_key, name, token, owner, expires_at)"
-            + " VALUES (?, ?, ?, ?, 1, ?, {NOW} + ?)"
+            + " VALUES (?, ?, ?, ?, {FLOOR}, ?, {NOW} + ?)"
             + " ON CONFLICT (ns, kind, name_key) DO UPDATE"
-            + " SET token = l.token + 1, owner = excluded.owner, expires_at = excluded.expires_at"
+            + " SET token = GREATEST(l.token + {BLOCK}, {FLOOR}), owner = excluded.owner, expires_at = excluded.expires_at"
             + " WHERE l.expires_at <= {NOW} OR l.owner = excluded.owner"
             + " RETURNING l.token)"
             + " SELECT (SELECT token FROM up),"
@@ -46,7 +47,8 @@ final class PostgresSql extends PortableSql {
                     + " ON CONFLICT (ns, kind, name_key) DO UPDATE SET token = l.token"
                     + " RETURNING l.token, l.owner, l.expires_at, {NOW}";
     private static final String NEXT_TOKEN = "INSERT INTO {L} AS l (ns, kind, name_key, name, token, owner, expires_at)"
-            + " VALUES (?, ?, ?, ?, 1, NULL, 0) ON CONFLICT (ns, kind, name_key) DO UPDATE SET token = l.token + 1"
+            + " VALUES (?, ?, ?, ?, {FLOOR}, NULL, 0) ON CONFLICT (ns, kind, name_key)"
+            + " DO UPDATE SET token = GREATEST(l.token + {BLOCK}, {FLOOR})"
             + " RETURNING l.token";
     // pg_notify runs once per changed row; the notification is delivered when the transaction commits.
     private static final String NOTIFY_ANY = " SELECT pg_notify(?, '') FROM changed";
@@ -167,5 +169,58 @@ final class PostgresSql extends PortableSql {
             }
         }
         return renewed;
+    }
+
+    /** {@code SET LOCAL} both limits in one statement; they end with the transaction. */
+    @Override
+    boolean limitTransaction(Connection c, long timeoutMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true),"
+                + " set_config('idle_in_transaction_session_timeout', ?, true)")) {
+            ps.setString(1, Long.toString(timeoutMillis));
+            ps.setString(2, Long.toString(timeoutMillis));
+            ps.executeQuery().close();
+        }
+        return false;
+    }
+
+    @Override
+    boolean hasAdvisoryLocks() {
+        return true;
+    }
+
+    /** A 64-bit key: the first 8 bytes of the hash. */
+    @Override
+    String advisoryLockId(LockKey key) {
+        return Long.toString(ByteBuffer.wrap(advisoryHash(key)).getLong());
+    }
+
+    @Override
+    AdvisoryTry tryAdvisoryLock(Connection c, String id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT pg_try_advisory_lock(?), " + tables.dialect().sessionIdSql())) {
+            ps.setLong(1, Long.parseLong(id));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new AdvisoryTry(rs.getBoolean(1), rs.getLong(2));
+            }
+        }
+    }
+
+    /** The unlock and the waiters' notification in one statement. */
+    @Override
+    boolean releaseAdvisoryLock(Connection c, String id, LockKey key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_unlock(?), pg_notify(?, '')")) {
+            ps.setLong(1, Long.parseLong(id));
+            ps.setString(2, tables.channel(key));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    @Override
+    String releaseAllAdvisoryLocks() {
+        return "SELECT pg_advisory_unlock_all()";
     }
 }

@@ -14,14 +14,25 @@ import java.util.HexFormat;
  * resource's key is bound, and the derived identifiers (name key, notification channel).
  *
  * <p>Design: SQL is written once as a template with {@code {L}} (the locks table), {@code {E}} (the
- * entries table) and {@code {NOW}} (the dialect's clock expression, {@link Dialect#nowMillis}); {@link
- * #sql} fills them in. Only these constants and validated names ever reach the SQL text; names, owners
+ * entries table), {@code {NOW}} (the dialect's clock expression, {@link Dialect#nowMillis}), {@code
+ * {FLOOR}} (the least token a grant may have now) and {@code {BLOCK}} ({@link #TOKEN_BLOCK}); {@link #sql}
+ * fills them in.
+ *
+ * <p>Tokens: a grant's token is {@link #nextToken}: the last token of the resource plus {@link
+ * #TOKEN_BLOCK}, and at least the database's time in microseconds (its milliseconds times 1,000). The
+ * block leaves room for the holders the engine passes a hold to within one client (cohort hand-off,
+ * {@code LockBackend.tokenBlock()}); the time floor keeps tokens increasing where the row that keeps the
+ * last token is lost (deleted by hand, a table truncated or restored), as long as the database's clock
+ * does not step back and grants of one resource stay below one per 16 microseconds on average. Only these constants and validated names ever reach the SQL text; names, owners
  * and times are bind parameters. A resource is always bound as three parameters in the same order
  * (namespace, kind, name key: the primary key with which both tables start), by {@link #bindKey}.
  *
  * <p>Concurrency: immutable.
  */
 final class Tables {
+    /** Tokens each grant reserves: the engine may pass a hold up to this many times minus one. */
+    static final long TOKEN_BLOCK = 16;
+
     private final Dialect dialect;
     private final String prefix;
     private final String locks;
@@ -44,7 +55,19 @@ final class Tables {
 
     /** Fills in table names and the clock expression. Only constants reach the SQL text. */
     String sql(String template) {
-        return template.replace("{L}", locks).replace("{E}", entries).replace("{NOW}", dialect.nowMillis());
+        return template.replace("{L}", locks)
+                .replace("{E}", entries)
+                .replace("{FLOOR}", "(" + dialect.nowMillis() + ") * 1000")
+                .replace("{BLOCK}", Long.toString(TOKEN_BLOCK))
+                .replace("{NOW}", dialect.nowMillis());
+    }
+
+    /**
+     * The token of a grant, given the resource's last token and the database's now in milliseconds; the
+     * same rule as {@code GREATEST(token + {BLOCK}, {FLOOR})} in the one-statement grants.
+     */
+    static long nextToken(long lastToken, long nowMillis) {
+        return Math.max(lastToken + TOKEN_BLOCK, nowMillis * 1000);
     }
 
     /** Binds namespace, kind and name key of a resource from parameter {@code from} on. */

@@ -1,9 +1,7 @@
 package dev.dlock.jdbc;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 
 /**
  * How the backend uses a connection it borrows, whatever state the pool hands it out in.
@@ -26,7 +24,9 @@ import java.sql.Statement;
  * as it was; {@code wait_timeout} is what ends a session whose client went silent inside a transaction);
  * H2 keeps its own {@code LOCK_TIMEOUT} (2 s unless the URL sets another) and has no idle-transaction
  * limit; it is meant for one process or tests. A session stopped mid-transaction is thus ended by the
- * server, and its locks freed, about one operation timeout later.
+ * server, and its locks freed, about one operation timeout later. The statements that set and restore
+ * the limits are the dialect's ({@link PortableSql#limitTransaction}); this class never asks which
+ * database it talks to.
  *
  * <p>Concurrency: stateless; safe for many threads with one connection each.
  */
@@ -36,14 +36,19 @@ final class Transactions {
         T run() throws SQLException;
     }
 
-    private final Dialect dialect;
+    private final PortableSql sql;
     private final long timeoutMillis;
 
-    Transactions(Dialect dialect, long timeoutMillis) {
+    /**
+     * @param sql the database's statements, which set and restore the limits ({@link
+     *     PortableSql#limitTransaction})
+     * @param timeoutMillis the operation timeout the limits are taken from
+     */
+    Transactions(PortableSql sql, long timeoutMillis) {
         if (timeoutMillis <= 0) {
             throw new IllegalArgumentException("timeoutMillis must be positive, got " + timeoutMillis);
         }
-        this.dialect = dialect;
+        this.sql = sql;
         this.timeoutMillis = timeoutMillis;
     }
 
@@ -99,7 +104,7 @@ final class Transactions {
         }
         boolean sessionLimits = false;
         try {
-            sessionLimits = limits != null && limits.limit(c);
+            sessionLimits = limits != null && limits.sql.limitTransaction(c, limits.timeoutMillis);
             T result = work.run();
             c.commit();
             return result;
@@ -113,7 +118,7 @@ final class Transactions {
         } finally {
             try {
                 if (sessionLimits) {
-                    restore(c);
+                    limits.sql.restoreSessionLimits(c);
                 }
                 if (wasAutoCommit) {
                     c.setAutoCommit(true);
@@ -125,45 +130,6 @@ final class Transactions {
                     DedicatedSession.discard(c);
                 }
             }
-        }
-    }
-
-    private long seconds() {
-        return Math.max(1, (timeoutMillis + 999) / 1000);
-    }
-
-    /** Sets this transaction's limits; true when they are session settings that must be restored. */
-    private boolean limit(Connection c) throws SQLException {
-        switch (dialect) {
-            case POSTGRESQL -> {
-                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, true),"
-                        + " set_config('idle_in_transaction_session_timeout', ?, true)")) {
-                    ps.setString(1, Long.toString(timeoutMillis));
-                    ps.setString(2, Long.toString(timeoutMillis));
-                    ps.executeQuery().close();
-                }
-                return false;
-            }
-            case MYSQL -> {
-                try (Statement st = c.createStatement()) {
-                    st.execute("SET @dlock_lock_wait = @@SESSION.innodb_lock_wait_timeout,"
-                            + " @dlock_wait = @@SESSION.wait_timeout,"
-                            + " SESSION innodb_lock_wait_timeout = " + seconds() + ","
-                            + " SESSION wait_timeout = " + seconds());
-                }
-                return true;
-            }
-            case H2 -> {
-                return false;
-            }
-            default -> throw new IllegalStateException("unknown dialect " + dialect);
-        }
-    }
-
-    private static void restore(Connection c) throws SQLException {
-        try (Statement st = c.createStatement()) {
-            st.execute("SET SESSION innodb_lock_wait_timeout = @dlock_lock_wait,"
-                    + " SESSION wait_timeout = @dlock_wait, @dlock_lock_wait = NULL, @dlock_wait = NULL");
         }
     }
 }

@@ -129,7 +129,7 @@ abstract class AdvisorySafetyTest {
     @Test
     void closeNeverGivesThePoolASessionHoldingLocks() throws Exception {
         try (HikariDataSource pool = AutoCommitOffTest.autoCommitOffPool(url(), 2)) {
-            LeaseTable table = new LeaseTable(dialect(), prefix, new Transactions(dialect(), 2_000));
+            LeaseTable table = new LeaseTable(dialect(), prefix, 2_000);
             AdvisoryLocks advisory =
                     new AdvisoryLocks(table, pool::getConnection, "advisory-close-test", new Backoff());
             LockKey key = new LockKey("ns", "left-held", Mode.EXCLUSIVE);

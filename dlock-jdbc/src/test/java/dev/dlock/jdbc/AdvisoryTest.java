@@ -78,6 +78,31 @@ abstract class AdvisoryTest {
         }
     }
 
+    /**
+     * Advisory grants take their tokens from the table like lease-table grants: a block per grant (room
+     * for passes within a client), increasing also after the row keeping the last token was deleted.
+     */
+    @Test
+    void advisoryGrantsReserveATokenBlockAndSurviveADeletedRow() throws Exception {
+        LockClient a = client();
+        LockClient b = client();
+        long first;
+        try (Lease lease = a.lock("room").acquire(Duration.ofSeconds(5))) {
+            first = lease.fencingToken();
+        }
+        long second;
+        try (Lease lease = b.lock("room").acquire(Duration.ofSeconds(5))) {
+            second = lease.fencingToken();
+        }
+        assertThat(second - first).as("room for passes").isGreaterThanOrEqualTo(Tables.TOKEN_BLOCK);
+        assertThat(TestDatabases.deleteLockRows(url(), prefix, "room")).isEqualTo(1);
+        try (Lease lease = a.lock("room").acquire(Duration.ofSeconds(5))) {
+            assertThat(lease.fencingToken())
+                    .as("a re-created row starts above every earlier token")
+                    .isGreaterThan(second);
+        }
+    }
+
     @Test
     void leaseOutlivesItsLeaseTimeWhileTheSessionLives() throws Exception {
         LockClient c = LockClient.builder(

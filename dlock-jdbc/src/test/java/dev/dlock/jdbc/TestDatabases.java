@@ -36,7 +36,7 @@ final class TestDatabases {
     /** Creates the lease tables with the shipped DDL. */
     static void createTables(String url, Dialect dialect, String prefix) throws SQLException {
         try (Connection c = connect(url)) {
-            new LeaseTable(dialect, prefix, new Transactions(dialect, 5_000)).createTablesIfMissing(c);
+            new LeaseTable(dialect, prefix, 5_000).createTablesIfMissing(c);
         }
     }
 
@@ -45,6 +45,15 @@ final class TestDatabases {
                 Statement st = c.createStatement()) {
             st.execute("DROP TABLE IF EXISTS " + prefix + "entries");
             st.execute("DROP TABLE IF EXISTS " + prefix + "locks");
+        }
+    }
+
+    /** Deletes the rows keeping the last tokens of a name (every kind), as a careless clean-up would. */
+    static int deleteLockRows(String url, String prefix, String name) throws SQLException {
+        try (Connection c = connect(url);
+                java.sql.PreparedStatement ps = c.prepareStatement("DELETE FROM " + prefix + "locks WHERE name = ?")) {
+            ps.setString(1, name);
+            return ps.executeUpdate();
         }
     }
 
