@@ -7,6 +7,7 @@ import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.LockBackend;
+import dev.dlock.spi.LockBackendProvider;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
@@ -34,23 +35,26 @@ class EngineTimeoutTest {
 
     /** A client whose store never answers an acquire for a name starting with "stuck". */
     private LockClient clientWithStuckNames() {
-        client = LockClient.builder("mem:engine-timeout-test")
+        client = LockClient.builder(LockBackendProvider.factoryFor("mem:engine-timeout-test")
+                        .andThen(backend -> (LockBackend) Proxy.newProxyInstance(
+                                LockBackend.class.getClassLoader(),
+                                new Class<?>[] {LockBackend.class},
+                                (proxy, method, args) -> {
+                                    if (method.getName().equals("acquire")
+                                            && ((AcquireRequest) args[0])
+                                                    .key()
+                                                    .name()
+                                                    .startsWith("stuck")) {
+                                        return new CompletableFuture<>(); // a store that does not answer
+                                    }
+                                    try {
+                                        return method.invoke(backend, args);
+                                    } catch (InvocationTargetException e) {
+                                        throw e.getCause();
+                                    }
+                                })))
                 .namespace("engine-timeout")
                 .operationTimeout(TIMEOUT)
-                .backendDecorator(backend -> (LockBackend) Proxy.newProxyInstance(
-                        LockBackend.class.getClassLoader(),
-                        new Class<?>[] {LockBackend.class},
-                        (proxy, method, args) -> {
-                            if (method.getName().equals("acquire")
-                                    && ((AcquireRequest) args[0]).key().name().startsWith("stuck")) {
-                                return new CompletableFuture<>(); // a store that does not answer
-                            }
-                            try {
-                                return method.invoke(backend, args);
-                            } catch (InvocationTargetException e) {
-                                throw e.getCause();
-                            }
-                        }))
                 .build();
         return client;
     }
