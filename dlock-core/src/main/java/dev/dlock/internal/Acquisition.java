@@ -51,8 +51,11 @@ final class Acquisition {
     private State state = State.QUEUED;
     private boolean wakePending;
     private boolean subscribed;
-    private boolean queuedInStore;
-    private boolean waitedInStore;
+    /** Sent on every attempt: nothing in it changes between attempts. */
+    private final AcquireRequest request;
+    /** Whether an attempt was sent: only then may the store hold a queue entry of ours. */
+    private boolean attempted;
+
     private ScheduledFuture<?> timer;
     /** Ends a timed wait at its deadline, whatever is in flight then (a zero wait makes one attempt). */
     private ScheduledFuture<?> deadlineTimer;
@@ -71,6 +74,8 @@ final class Acquisition {
         this.downgradeFrom = downgradeFrom;
         this.startNanos = System.nanoTime();
         this.deadlineNanos = Checks.deadline(startNanos, waitNanos);
+        long queueMillis = waitNanos == 0 ? 0 : Math.max(1, terms.leaseMillis());
+        this.request = new AcquireRequest(key, owner, terms.leaseMillis(), terms.permits(), queueMillis, downgradeFrom);
         result.whenComplete((lease, error) -> {
             if (result.isCancelled() && abandon()) {
                 parts.events().failed(key.name(), System.nanoTime() - startNanos, error);
@@ -134,14 +139,7 @@ final class Acquisition {
 
     /**
      * The resource may be free: retry now, or right after the attempt in flight. A head left queued
-     * while a hold passed between local callers ({@link Cohort}) starts now.
-     */
-    void wake() {
-        wake(true);
-    }
-
-    /**
-     * Like {@link #wake()}.
+     * while a hold passed between local callers ({@link Cohort}) starts now, unless held back.
      *
      * @param startQueued false to leave a queued head queued (held back after a chain of passes)
      */
@@ -207,21 +205,12 @@ final class Acquisition {
     }
 
     private void attempt() {
-        long leaseMillis = terms.leaseMillis();
-        long queueMillis = waitNanos == 0 ? 0 : Math.max(1, leaseMillis);
-        AcquireRequest request =
-                new AcquireRequest(key, owner, leaseMillis, terms.permits(), queueMillis, downgradeFrom);
-        if (queueMillis > 0) {
-            // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
-            // node), so every waiter that gives up says so; FAIR and WRITE entries also need refreshing.
-            waitedInStore = true;
-            queuedInStore = key.mode() == Mode.FAIR || key.mode() == Mode.WRITE;
-        }
+        attempted = true;
         long sentNanos = System.nanoTime();
-        parts.store().acquire(request).whenComplete((answer, error) -> onAnswer(request, answer, error, sentNanos));
+        parts.store().acquire(request).whenComplete((answer, error) -> onAnswer(answer, error, sentNanos));
     }
 
-    private void onAnswer(AcquireRequest request, AcquireResult answer, Throwable error, long sentNanos) {
+    private void onAnswer(AcquireResult answer, Throwable error, long sentNanos) {
         if (error != null) {
             // The store may have granted or queued us although the answer failed: undo both.
             parts.store().release(key, owner, " after a failed acquire");
@@ -251,7 +240,7 @@ final class Acquisition {
                 next = Step.RETRY;
             } else {
                 state = State.PAUSED;
-                timer = parts.store().schedule(this::wake, retryDelay(answer, now));
+                timer = parts.store().schedule(() -> wake(true), retryDelay(answer, now));
                 next = Step.WAIT;
             }
         } finally {
@@ -280,7 +269,8 @@ final class Acquisition {
         // the latest, or after one lease time when the store cannot tell.
         long retryMillis = answer.retryAfterMillis() >= 0 ? answer.retryAfterMillis() + 1 : terms.leaseMillis();
         delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(retryMillis));
-        if (queuedInStore) {
+        if (request.waiting() && (key.mode() == Mode.FAIR || key.mode() == Mode.WRITE)) {
+            // A fair or write queue entry expires after the lease time unless refreshed by a new attempt.
             delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(terms.leaseMillis()) / 3);
         }
         return Math.max(delay, 0);
@@ -426,7 +416,9 @@ final class Acquisition {
                 deadlineTimer.cancel(false);
                 deadlineTimer = null;
             }
-            leaveStoreQueue = waitedInStore;
+            // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
+            // node), so every waiter that gives up says so.
+            leaveStoreQueue = attempted && request.waiting();
         } finally {
             lock.unlock();
         }

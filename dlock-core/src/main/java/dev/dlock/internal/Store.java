@@ -93,15 +93,7 @@ final class Store {
         } catch (RuntimeException e) {
             return StoreCalls.failed("acquire", name, "", e);
         }
-        CompletableFuture<AcquireResult> answer = calls.track("acquire", name, "", sent);
-        if (!answer.isDone()) {
-            answer.whenComplete((ok, error) -> {
-                if (error != null) {
-                    sent.thenAccept(late -> undo(late, request));
-                }
-            });
-        }
-        return answer;
+        return calls.track("acquire", name, "", sent, late -> undo(late, request));
     }
 
     /**
@@ -163,13 +155,7 @@ final class Store {
         } catch (RuntimeException e) {
             return StoreCalls.failed("subscribe to", resource.name(), "", e);
         }
-        CompletableFuture<Subscription> live = calls.track("subscribe to", resource.name(), "", sent);
-        live.whenComplete((sub, error) -> {
-            if (error != null) {
-                sent.thenAccept(Subscription::cancel);
-            }
-        });
-        return live;
+        return calls.track("subscribe to", resource.name(), "", sent, Subscription::cancel);
     }
 
     CompletableFuture<LockInfo> describe(LockKey key) {

@@ -15,6 +15,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 /**
  * The operation timeout of every store call of one client ({@link Store} sends the calls).
@@ -55,6 +56,16 @@ final class StoreCalls {
      * @param name the lock name, or null when the call is about no single name
      */
     <T> CompletableFuture<T> track(String verb, String name, String detail, CompletionStage<T> sent) {
+        return track(verb, name, detail, sent, null);
+    }
+
+    /**
+     * Like {@link #track(String, String, String, CompletionStage)}; if the call times out (or the client
+     * closes first) and the store answers it later, {@code lateAnswer} receives that answer, so that the
+     * caller can undo what nobody will use. It costs nothing unless the call times out.
+     */
+    <T> CompletableFuture<T> track(
+            String verb, String name, String detail, CompletionStage<T> sent, Consumer<? super T> lateAnswer) {
         CompletableFuture<T> stage = sent.toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         if (stage.isDone()) {
@@ -68,7 +79,8 @@ final class StoreCalls {
         // Registered before the caller's own reactions, so it completes after them (dependents run last
         // registered first): close() waits for it and so for the calls those reactions start.
         CompletableFuture<?> settled = result.whenComplete((v, e) -> {});
-        unanswered.add(new Unanswered(result, settled, stage, verb, name, detail, System.nanoTime() + timeoutNanos));
+        unanswered.add(new Unanswered(
+                result, settled, stage, lateAnswer, verb, name, detail, System.nanoTime() + timeoutNanos));
         stage.whenComplete((v, e) -> complete(result, verb, name, detail, v, e));
         scheduleExpiry();
         return result;
@@ -92,6 +104,8 @@ final class StoreCalls {
         final CompletableFuture<?> settled;
         /** The backend's own stage, which may still complete after the timeout. */
         final CompletableFuture<?> stage;
+        /** Receives an answer that arrives after the call failed, or null. */
+        final Consumer<?> lateAnswer;
 
         final String verb;
         final String name;
@@ -102,6 +116,7 @@ final class StoreCalls {
                 CompletableFuture<?> result,
                 CompletableFuture<?> settled,
                 CompletableFuture<?> stage,
+                Consumer<?> lateAnswer,
                 String verb,
                 String name,
                 String detail,
@@ -109,6 +124,7 @@ final class StoreCalls {
             this.result = result;
             this.settled = settled;
             this.stage = stage;
+            this.lateAnswer = lateAnswer;
             this.verb = verb;
             this.name = name;
             this.detail = detail;
@@ -135,6 +151,9 @@ final class StoreCalls {
         } catch (RejectedExecutionException closed) {
             Unanswered u;
             while ((u = unanswered.poll()) != null) {
+                if (!u.result.isDone()) {
+                    handLateAnswer(u);
+                }
                 u.result.completeExceptionally(new LockException(u.what() + ": the LockClient is closed"));
             }
         }
@@ -156,6 +175,7 @@ final class StoreCalls {
         while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
             if (!head.result.isDone()) {
                 trackLateAnswer(head.stage);
+                handLateAnswer(head);
             }
             head.result.completeExceptionally(
                     new LockBackendException(head.what() + ": the store did not answer within " + operationTimeout));
@@ -173,6 +193,17 @@ final class StoreCalls {
         CompletableFuture<?> settled = stage.whenComplete((v, e) -> {});
         lateAnswers.add(settled);
         settled.whenComplete((v, e) -> lateAnswers.remove(settled));
+    }
+
+    /**
+     * Registered after {@link #trackLateAnswer}, so it runs first (dependents run last registered first)
+     * and close() waits for the calls it starts.
+     */
+    @SuppressWarnings("unchecked")
+    private static void handLateAnswer(Unanswered u) {
+        if (u.lateAnswer != null) {
+            ((CompletableFuture<Object>) u.stage).thenAccept((Consumer<Object>) u.lateAnswer);
+        }
     }
 
     private static <T> void complete(
