@@ -47,12 +47,13 @@ final class Acquisition {
     private final long deadlineNanos;
     private final long waitNanos;
     private final String downgradeFrom;
+    /** Sent on every attempt: nothing in it changes between attempts. */
+    private final AcquireRequest request;
+
     private final ReentrantLock lock = new ReentrantLock();
     private State state = State.QUEUED;
     private boolean wakePending;
     private boolean subscribed;
-    /** Sent on every attempt: nothing in it changes between attempts. */
-    private final AcquireRequest request;
     /** Whether an attempt was sent: only then may the store hold a queue entry of ours. */
     private boolean attempted;
 

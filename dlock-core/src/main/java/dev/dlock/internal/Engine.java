@@ -105,7 +105,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /** The terms of a lock view with the client's lease time and renewal. */
-    Terms terms(LockKey key) {
+    private Terms terms(LockKey key) {
         return new Terms(key, options.leaseTime().toMillis(), options.renewal(), 1);
     }
 
