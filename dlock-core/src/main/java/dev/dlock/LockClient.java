@@ -4,11 +4,11 @@ import dev.dlock.internal.Engine;
 import dev.dlock.internal.EngineOptions;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockBackendFactory;
+import dev.dlock.spi.LockBackendProvider;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import java.util.function.UnaryOperator;
 
 /**
  * The entry point: one connection to a lock store, from which locks, read-write locks, semaphores and
@@ -228,9 +228,8 @@ public final class LockClient implements AutoCloseable {
     /** Options for a {@link LockClient}. Every setter validates at once. */
     public static final class Builder {
         private final String uri;
-        private final LockBackendFactory factory;
-        private final EngineOptions.Builder options = EngineOptions.builder();
-        private UnaryOperator<LockBackend> decorator = UnaryOperator.identity();
+        private LockBackendFactory factory;
+        private EngineOptions options = EngineOptions.DEFAULTS;
 
         private Builder(String uri, LockBackendFactory factory) {
             this.uri = uri;
@@ -244,7 +243,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder leaseTime(Duration leaseTime) {
-            options.leaseTime(leaseTime);
+            options = options.withLeaseTime(leaseTime);
             return this;
         }
 
@@ -255,7 +254,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder renewal(boolean renew) {
-            options.renewal(renew);
+            options = options.withRenewal(renew);
             return this;
         }
 
@@ -266,7 +265,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder waitTime(Duration waitTime) {
-            options.waitTime(waitTime);
+            options = options.withWaitTime(waitTime);
             return this;
         }
 
@@ -278,7 +277,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder localQueueLimit(int limit) {
-            options.localQueueLimit(limit);
+            options = options.withLocalQueueLimit(limit);
             return this;
         }
 
@@ -289,7 +288,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder namespace(String namespace) {
-            options.namespace(namespace);
+            options = options.withNamespace(namespace);
             return this;
         }
 
@@ -301,7 +300,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder operationTimeout(Duration timeout) {
-            options.operationTimeout(timeout);
+            options = options.withOperationTimeout(timeout);
             return this;
         }
 
@@ -320,7 +319,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder localHandoff(int maxPasses, Duration maxTime) {
-            options.localHandoff(maxPasses, maxTime);
+            options = options.withLocalHandoff(maxPasses, maxTime);
             return this;
         }
 
@@ -331,23 +330,39 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder listener(LockListener listener) {
-            options.listener(listener);
+            options = options.withListener(listener);
             return this;
         }
 
         /**
-         * Wraps the backend this client talks to, for instrumentation and for fault injection in tests
-         * (count or delay calls, make the store "disappear" for this client only). The wrapper must keep
-         * the {@link LockBackend} contract.
+         * The factory that opens this client's store: the one given to {@link
+         * LockClient#builder(LockBackendFactory)}, or the one of the backend that accepts the URI given
+         * to {@link LockClient#builder(String)} ({@link LockBackendProvider#factoryFor(String)}).
+         * Decorate it with {@link LockBackendFactory#andThen} and set it back with {@link
+         * #backend(LockBackendFactory)} to instrument a client whose builder was made elsewhere (a test
+         * kit, a Spring customizer).
          *
-         * @param decorator receives the opened backend, returns the one the client uses
+         * @return the factory {@link #build()} opens
+         * @throws IllegalArgumentException if no backend accepts the URI
+         */
+        public LockBackendFactory backend() {
+            if (factory == null) {
+                factory = LockBackendProvider.factoryFor(uri);
+            }
+            return factory;
+        }
+
+        /**
+         * Opens the store with another factory, usually this builder's own {@link #backend()} decorated.
+         *
+         * @param backend the factory {@link #build()} opens
          * @return this builder
          */
-        public Builder backendDecorator(UnaryOperator<LockBackend> decorator) {
-            if (decorator == null) {
-                throw new IllegalArgumentException("backendDecorator must not be null");
+        public Builder backend(LockBackendFactory backend) {
+            if (backend == null) {
+                throw new IllegalArgumentException("backend must not be null");
             }
-            this.decorator = decorator;
+            factory = backend;
             return this;
         }
 
@@ -359,9 +374,7 @@ public final class LockClient implements AutoCloseable {
          * @throws LockBackendException if the store cannot be reached
          */
         public LockClient build() {
-            LockBackendFactory opener = factory != null ? factory : Engine.providerFor(uri);
-            UnaryOperator<LockBackend> wrap = decorator;
-            return new LockClient(Engine.open(uri, context -> wrap.apply(opener.open(context)), options.build()));
+            return new LockClient(Engine.open(uri, backend(), options));
         }
     }
 }

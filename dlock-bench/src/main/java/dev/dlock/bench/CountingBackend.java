@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A {@link LockBackend} decorator (installed with {@code LockClient.Builder.backendDecorator}) that counts
+ * A {@link LockBackend} decorator (installed with {@code LockBackendFactory.andThen}) that counts
  * the engine's calls into the backend and the leases in renewal batches, changing nothing else.
  *
  * <p>Concurrency: counters are {@link LongAdder}s and {@link AtomicLong}s; the delegate sees every call

@@ -83,10 +83,10 @@ final class DlockSystem implements LockSystem {
 
     @Override
     public Client open(Endpoints endpoints, int threads, boolean renewal) {
-        LockClient client = LockClient.builder(uri.apply(endpoints, threads))
-                .namespace(NAMESPACE)
-                .backendDecorator(decorator)
-                .build();
+        LockClient.Builder builder =
+                LockClient.builder(uri.apply(endpoints, threads)).namespace(NAMESPACE);
+        LockClient client =
+                builder.backend(builder.backend().andThen(decorator)).build();
         return new Client() {
             @Override
             public BenchLock lock(String name) {

@@ -2,6 +2,7 @@ package dev.dlock.bench;
 
 import dev.dlock.DistributedLock;
 import dev.dlock.LockClient;
+import dev.dlock.spi.LockBackendProvider;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -53,8 +54,8 @@ public class LocalQueueHandoffBenchmark {
         /** Opens the client. */
         @Setup(Level.Trial)
         public void open() {
-            client = LockClient.builder("mem:jmh-handoff")
-                    .backendDecorator(b -> new CountingBackend(b, counters))
+            client = LockClient.builder(LockBackendProvider.factoryFor("mem:jmh-handoff")
+                            .andThen(b -> new CountingBackend(b, counters)))
                     .build();
             lock = client.lock("handoff");
         }

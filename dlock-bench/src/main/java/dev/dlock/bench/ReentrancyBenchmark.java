@@ -2,6 +2,7 @@ package dev.dlock.bench;
 
 import dev.dlock.DistributedLock;
 import dev.dlock.LockClient;
+import dev.dlock.spi.LockBackendProvider;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -41,8 +42,8 @@ public class ReentrancyBenchmark {
     /** Opens the client and takes the lock once (on the benchmark thread). */
     @Setup(Level.Trial)
     public void hold() {
-        client = LockClient.builder("mem:jmh-reentrancy")
-                .backendDecorator(b -> new CountingBackend(b, counters))
+        client = LockClient.builder(LockBackendProvider.factoryFor("mem:jmh-reentrancy")
+                        .andThen(b -> new CountingBackend(b, counters)))
                 .build();
         lock = client.lock("reentrant-" + Thread.currentThread().getId());
         lock.lock();

@@ -3,6 +3,7 @@ package dev.dlock.bench;
 import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
+import dev.dlock.spi.LockBackendProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,9 +54,9 @@ public class RenewalBatchingBenchmark {
     /** Opens the client and takes the background leases. */
     @Setup(Level.Trial)
     public void hold() {
-        client = LockClient.builder("mem:jmh-renewal-" + leases)
+        client = LockClient.builder(LockBackendProvider.factoryFor("mem:jmh-renewal-" + leases)
+                        .andThen(b -> new CountingBackend(b, counters)))
                 .leaseTime(Duration.ofMillis(900))
-                .backendDecorator(b -> new CountingBackend(b, counters))
                 .build();
         for (int i = 0; i < leases; i++) {
             held.add(client.lock("held-" + i).acquire(Duration.ZERO));

@@ -5,13 +5,10 @@ import dev.dlock.LockTimeoutException;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.LockKey;
-import dev.dlock.spi.Mode;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -40,50 +37,48 @@ final class Acquisition {
         DONE
     }
 
-    final Engine engine;
+    private final Parts parts;
+    private final Terms terms;
     final LockKey key;
     final String owner;
     final CompletableFuture<LeaseImpl> result = new CompletableFuture<>();
     private final long startNanos;
     private final long deadlineNanos;
     private final long waitNanos;
-    private final long leaseMillis;
-    private final boolean renew;
-    private final int permits;
     private final String downgradeFrom;
+    /** Sent on every attempt: nothing in it changes between attempts. */
+    private final AcquireRequest request;
+
     private final ReentrantLock lock = new ReentrantLock();
     private State state = State.QUEUED;
     private boolean wakePending;
     private boolean subscribed;
-    private boolean queuedInStore;
-    private boolean waitedInStore;
+    /** Whether an attempt was sent: only then may the store hold a queue entry of ours. */
+    private boolean attempted;
+
     private ScheduledFuture<?> timer;
     /** Ends a timed wait at its deadline, whatever is in flight then (a zero wait makes one attempt). */
     private ScheduledFuture<?> deadlineTimer;
 
-    Acquisition(
-            Engine engine,
-            LockKey key,
-            String owner,
-            long waitNanos,
-            long leaseMillis,
-            boolean renew,
-            int permits,
-            String downgradeFrom) {
-        this.engine = engine;
-        this.key = key;
+    /**
+     * A wait, not started yet ({@link LocalQueues#enqueue} starts it).
+     *
+     * @param downgradeFrom the owner of this thread's write hold when it takes the read lock, else null
+     */
+    Acquisition(Parts parts, Terms terms, String owner, long waitNanos, String downgradeFrom) {
+        this.parts = parts;
+        this.terms = terms;
+        this.key = terms.key();
         this.owner = owner;
         this.waitNanos = waitNanos;
-        this.leaseMillis = leaseMillis;
-        this.renew = renew;
-        this.permits = permits;
         this.downgradeFrom = downgradeFrom;
         this.startNanos = System.nanoTime();
         this.deadlineNanos = Checks.deadline(startNanos, waitNanos);
+        long queueMillis = waitNanos == 0 ? 0 : Math.max(1, terms.leaseMillis());
+        this.request = new AcquireRequest(key, owner, terms.leaseMillis(), terms.permits(), queueMillis, downgradeFrom);
         result.whenComplete((lease, error) -> {
-            if (result.isCancelled() && abandon(null)) {
-                long waited = System.nanoTime() - startNanos;
-                engine.events.fire(l -> l.failed(key.name(), Duration.ofNanos(waited), error));
+            if (result.isCancelled() && abandon()) {
+                parts.events().failed(key.name(), System.nanoTime() - startNanos, error);
             }
         });
     }
@@ -108,7 +103,7 @@ final class Acquisition {
         if (deadlineNanos == Long.MAX_VALUE) {
             return;
         }
-        ScheduledFuture<?> t = engine.schedule(() -> fail(timeout("")), deadlineNanos - System.nanoTime());
+        ScheduledFuture<?> t = parts.store().schedule(() -> fail(timeout("")), deadlineNanos - System.nanoTime());
         lock.lock();
         try {
             if (state == State.DONE) {
@@ -125,7 +120,7 @@ final class Acquisition {
 
     /** Now first among local callers: start asking the store. */
     void becomeHead() {
-        if (engine.isClosed()) {
+        if (parts.store().isClosed()) {
             fail(new LockException("the LockClient was closed while waiting"));
             return;
         }
@@ -144,14 +139,7 @@ final class Acquisition {
 
     /**
      * The resource may be free: retry now, or right after the attempt in flight. A head left queued
-     * while a hold passed between local callers ({@link Cohort}) starts now.
-     */
-    void wake() {
-        wake(true);
-    }
-
-    /**
-     * Like {@link #wake()}.
+     * while a hold passed between local callers ({@link Cohort}) starts now, unless held back.
      *
      * @param startQueued false to leave a queued head queued (held back after a chain of passes)
      */
@@ -186,7 +174,10 @@ final class Acquisition {
 
     /** Whether a hold passed by another local caller suits this wait ({@link Cohort}). */
     boolean accepts(LeaseImpl lease) {
-        return permits == 1 && downgradeFrom == null && renew == lease.renew && leaseMillis == lease.leaseMillis();
+        return terms.permits() == 1
+                && downgradeFrom == null
+                && terms.renew() == lease.renew
+                && terms.leaseMillis() == lease.leaseMillis();
     }
 
     /** Whether the wait goes on: not done, deadline not passed. */
@@ -206,73 +197,25 @@ final class Acquisition {
      * @return false if the wait ended (or its deadline passed) or the lease is not valid
      */
     boolean takePass(LeaseImpl lease) {
-        boolean leaveStoreQueue;
-        lock.lock();
-        try {
-            if (state == State.DONE || System.nanoTime() - deadlineNanos >= 0 || !lease.isValid()) {
-                return false;
-            }
-            state = State.DONE;
-            cancelTimer();
-            if (deadlineTimer != null) {
-                deadlineTimer.cancel(false);
-                deadlineTimer = null;
-            }
-            leaveStoreQueue = waitedInStore;
-        } finally {
-            lock.unlock();
-        }
-        if (leaveStoreQueue) {
-            engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
+        if (System.nanoTime() - deadlineNanos >= 0 || !lease.isValid() || !finish()) {
+            return false;
         }
         deliver(lease, false);
         return true;
     }
 
     private void attempt() {
-        long queueMillis = waitNanos == 0 ? 0 : Math.max(1, leaseMillis);
-        AcquireRequest request = new AcquireRequest(key, owner, leaseMillis, permits, queueMillis, downgradeFrom);
-        if (queueMillis > 0) {
-            // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
-            // node), so every waiter that gives up says so; FAIR and WRITE entries also need refreshing.
-            waitedInStore = true;
-            queuedInStore = key.mode() == Mode.FAIR || key.mode() == Mode.WRITE;
-        }
+        attempted = true;
         long sentNanos = System.nanoTime();
-        AtomicReference<CompletionStage<AcquireResult>> sent = new AtomicReference<>();
-        engine.call("acquire '" + key.name() + "'", () -> {
-                    CompletionStage<AcquireResult> stage = engine.backend.acquire(request);
-                    sent.set(stage);
-                    return stage;
-                })
-                .whenComplete((answer, error) -> {
-                    if (error != null && sent.get() != null) {
-                        // Timed out: the store may still act on the request, so undo a late answer.
-                        sent.get().thenAccept(late -> undo(late, request));
-                    }
-                    onAnswer(request, answer, error, sentNanos);
-                });
+        parts.store().acquire(request).whenComplete((answer, error) -> onAnswer(answer, error, sentNanos));
     }
 
-    /**
-     * Undoes an answer nobody will use: releases a grant, or removes the queue entry a busy answer to a
-     * waiting request may have left (the caller's cancelWait may have reached the store before it).
-     */
-    private void undo(AcquireResult answer, AcquireRequest request) {
-        if (answer.isGranted()) {
-            engine.call("release '" + key.name() + "' granted too late", () -> engine.backend.release(key, owner));
-        } else if (request.waiting()) {
-            engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
-        }
-    }
-
-    private void onAnswer(AcquireRequest request, AcquireResult answer, Throwable error, long sentNanos) {
+    private void onAnswer(AcquireResult answer, Throwable error, long sentNanos) {
         if (error != null) {
             // The store may have granted or queued us although the answer failed: undo both.
-            engine.call(
-                    "release '" + key.name() + "' after a failed acquire", () -> engine.backend.release(key, owner));
+            parts.store().release(key, owner, " after a failed acquire");
             if (!fail(StoreCalls.storeFailure("acquire '" + key.name() + "'", error)) && request.waiting()) {
-                engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
+                parts.store().cancelWait(key, owner);
             }
             return;
         }
@@ -297,7 +240,7 @@ final class Acquisition {
                 next = Step.RETRY;
             } else {
                 state = State.PAUSED;
-                timer = engine.schedule(this::wake, retryDelay(answer, now));
+                timer = parts.store().schedule(() -> wake(true), retryDelay(answer, now));
                 next = Step.WAIT;
             }
         } finally {
@@ -308,7 +251,7 @@ final class Acquisition {
             case SUBSCRIBE -> subscribeThenRetry();
             case RETRY -> attempt();
             case WAIT -> {}
-            case UNDO -> undo(answer, request);
+            case UNDO -> parts.store().undo(answer, request);
         }
     }
 
@@ -324,20 +267,17 @@ final class Acquisition {
         long delay = deadlineNanos - now;
         // Safety net against a lost wake-up: retry when the blocking hold or queue entry would expire at
         // the latest, or after one lease time when the store cannot tell.
-        long retryMillis = answer.retryAfterMillis() >= 0 ? answer.retryAfterMillis() + 1 : leaseMillis;
+        long retryMillis = answer.retryAfterMillis() >= 0 ? answer.retryAfterMillis() + 1 : terms.leaseMillis();
         delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(retryMillis));
-        if (queuedInStore) {
-            delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3);
+        if (request.waiting() && key.mode().queuesWhileWaiting()) {
+            // A fair or write queue entry expires after the lease time unless refreshed by a new attempt.
+            delay = Math.min(delay, TimeUnit.MILLISECONDS.toNanos(terms.leaseMillis()) / 3);
         }
         return Math.max(delay, 0);
     }
 
     private void subscribeThenRetry() {
-        // The first caller of this queue takes the reference; a later head waits until it is live.
-        CompletableFuture<?> live = LocalQueue.markSubscribed(engine, key)
-                ? engine.subscriptions.acquire(key)
-                : engine.subscriptions.live(key);
-        live.whenComplete((ok, error) -> {
+        parts.queues().subscribe(key).whenComplete((ok, error) -> {
             if (error != null) {
                 fail(StoreCalls.storeFailure("subscribe to '" + key.name() + "'", error));
             } else if (isInFlight()) { // not if the caller gave up while subscribing
@@ -356,14 +296,15 @@ final class Acquisition {
     }
 
     private void granted(long token, long sentNanos) {
-        LeaseImpl lease = new LeaseImpl(engine, key, owner, token, leaseMillis, renew, sentNanos);
+        LeaseImpl lease = new LeaseImpl(parts, terms, owner, token, sentNanos);
         if (!lease.isValid()) {
             // The answer came after the lease's local deadline (or while the store session is not live):
             // never hand out a lease that is already invalid. Give it back and keep waiting; the retry,
             // which has the same owner, waits for the give-back, or the give-back could overtake it on
             // another connection and remove the new grant.
-            engine.call("release '" + key.name() + "' granted too late", () -> engine.backend.release(key, owner))
-                    .whenComplete((released, error) -> retryAfterUselessGrant());
+            parts.store()
+                    .release(key, owner, " granted too late")
+                    .whenComplete((released, e) -> retryAfterUselessGrant());
             return;
         }
         boolean mine;
@@ -388,22 +329,20 @@ final class Acquisition {
      * next head unless the hold stays with this client), completed unless the client closed meanwhile.
      */
     private void deliver(LeaseImpl lease, boolean promoteNext) {
-        engine.watchdog.add(lease);
+        parts.watchdog().add(lease);
         if (!lease.isHeld()) {
-            engine.watchdog.remove(lease); // lost on its way here (a hold passed on): its signal has fired
+            parts.watchdog().remove(lease); // lost on its way here (a hold passed on): its signal has fired
         }
-        LocalQueue.leave(engine, this, promoteNext);
-        if (engine.isClosed()) {
+        parts.queues().leave(this, promoteNext);
+        if (parts.store().isClosed()) {
             // close() marks the client closed before it looks at held leases: one of us releases it.
             lease.releaseAsync();
             LockException cause = new LockException("the LockClient was closed while waiting");
-            long waited = System.nanoTime() - startNanos;
-            engine.events.fire(l -> l.failed(key.name(), Duration.ofNanos(waited), cause));
+            parts.events().failed(key.name(), System.nanoTime() - startNanos, cause);
             result.completeExceptionally(cause);
             return;
         }
-        long waited = System.nanoTime() - startNanos;
-        engine.events.fire(l -> l.acquired(key.name(), Duration.ofNanos(waited)));
+        parts.events().acquired(key.name(), System.nanoTime() - startNanos);
         if (!result.complete(lease)) {
             lease.releaseAsync();
         }
@@ -441,18 +380,31 @@ final class Acquisition {
      * @return false if the wait had ended already
      */
     boolean fail(LockException cause) {
-        if (!abandon(cause)) {
+        if (!abandon()) {
             return false;
         }
-        long waited = System.nanoTime() - startNanos;
-        engine.events.fire(l -> l.failed(key.name(), Duration.ofNanos(waited), cause));
+        parts.events().failed(key.name(), System.nanoTime() - startNanos, cause);
         result.completeExceptionally(cause);
         return true;
     }
 
     /** Moves to DONE from any other state, leaves the local queue and the store queue. */
-    private boolean abandon(LockException cause) {
-        boolean removeStoreEntry;
+    private boolean abandon() {
+        if (!finish()) {
+            return false;
+        }
+        parts.queues().leave(this);
+        return true;
+    }
+
+    /**
+     * Moves to DONE from any other state, stops the timers and leaves the store queue (sent after the
+     * lock is released: no store call under our lock).
+     *
+     * @return false if the wait had ended already
+     */
+    private boolean finish() {
+        boolean leaveStoreQueue;
         lock.lock();
         try {
             if (state == State.DONE) {
@@ -464,14 +416,15 @@ final class Acquisition {
                 deadlineTimer.cancel(false);
                 deadlineTimer = null;
             }
-            removeStoreEntry = waitedInStore;
+            // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
+            // node), so every waiter that gives up says so.
+            leaveStoreQueue = attempted && request.waiting();
         } finally {
             lock.unlock();
         }
-        if (removeStoreEntry) {
-            engine.call("leave the queue of '" + key.name() + "'", () -> engine.backend.cancelWait(key, owner));
+        if (leaveStoreQueue) {
+            parts.store().cancelWait(key, owner);
         }
-        LocalQueue.leave(engine, this);
         return true;
     }
 

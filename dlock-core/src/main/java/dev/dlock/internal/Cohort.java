@@ -1,6 +1,7 @@
 package dev.dlock.internal;
 
 import dev.dlock.spi.Mode;
+import java.time.Duration;
 
 /**
  * Cohort hand-off: a hold released by one caller of this client passes to the next caller of this client
@@ -37,15 +38,18 @@ final class Cohort {
     /** How long our own waiters hold back after a chain ended at its bound. */
     static final long YIELD_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(2);
 
-    private final Engine engine;
+    private final Store store;
+    private final LocalQueues queues;
     private final long maxPasses;
     private final long maxNanos;
 
-    Cohort(Engine engine) {
-        this.engine = engine;
-        long room = Math.max(1, engine.backend.tokenBlock()) - 1;
-        this.maxPasses = Math.min(engine.options.handoffPasses(), room);
-        this.maxNanos = Checks.saturatedNanos(engine.options.handoffTime());
+    /** The client's bounds ({@code localHandoff}), the passes capped by the store's token room. */
+    Cohort(Store store, LocalQueues queues, int handoffPasses, Duration handoffTime) {
+        this.store = store;
+        this.queues = queues;
+        long room = Math.max(1, store.tokenBlock()) - 1;
+        this.maxPasses = Math.min(handoffPasses, room);
+        this.maxNanos = Checks.saturatedNanos(handoffTime);
     }
 
     /**
@@ -57,7 +61,7 @@ final class Cohort {
         if (!allowed(lease)) {
             return false;
         }
-        LocalQueue queue = engine.queues.get(lease.key);
+        LocalQueue queue = queues.get(lease.key);
         Acquisition first = queue == null ? null : queue.firstLive();
         if (first == null || !first.accepts(lease)) {
             return false;
@@ -99,7 +103,7 @@ final class Cohort {
                 && lease.renew
                 && lease.pass < maxPasses
                 && System.nanoTime() - lease.chainStartNanos < maxNanos
-                && !engine.isClosed()
+                && !store.isClosed()
                 && lease.isValid();
     }
 }

@@ -2,10 +2,11 @@ package dev.dlock.internal;
 
 import dev.dlock.LockListener;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
- * A client's validated options. Not part of the API: {@code LockClient.Builder} is the public face.
+ * A client's options, validated when made. Not part of the API: {@code LockClient.Builder}, the one
+ * builder, keeps an instance and replaces it through the {@code with...} methods; it is public only so
+ * that {@code dev.dlock} can hand it to {@link Engine#open}.
  *
  * @param leaseTime default lease time of grants
  * @param renewal whether leases are renewed in the background by default
@@ -31,149 +32,20 @@ public record EngineOptions(
     /** The default listener, which ignores every event; a client with it starts no listener thread. */
     static final LockListener NO_LISTENER = new LockListener() {};
 
-    /**
-     * A builder with the defaults.
-     *
-     * @return a builder
-     */
-    public static Builder builder() {
-        return new Builder();
-    }
-
-    /** Validating builder; each setter throws {@link IllegalArgumentException} for a bad value. */
-    public static final class Builder {
-        private Duration leaseTime = Duration.ofSeconds(30);
-        private boolean renewal = true;
-        private Duration waitTime = Duration.ofSeconds(30);
-        private int localQueueLimit = Integer.MAX_VALUE;
-        private String namespace = "dlock";
-        private Duration operationTimeout = Duration.ofSeconds(5);
-        private LockListener listener = NO_LISTENER;
-        private int handoffPasses = 32;
-        private Duration handoffTime = Duration.ofMillis(50);
-
-        private Builder() {}
-
-        /**
-         * Sets the lease time.
-         *
-         * @param value at least 10 ms, at most 365 days
-         * @return this builder
-         */
-        public Builder leaseTime(Duration value) {
-            leaseTime = Checks.leaseTime(value);
-            return this;
-        }
-
-        /**
-         * Sets renewal.
-         *
-         * @param value whether to renew
-         * @return this builder
-         */
-        public Builder renewal(boolean value) {
-            renewal = value;
-            return this;
-        }
-
-        /**
-         * Sets the default wait.
-         *
-         * @param value zero or positive
-         * @return this builder
-         */
-        public Builder waitTime(Duration value) {
-            waitTime = Checks.nonNegative(value, "waitTime");
-            return this;
-        }
-
-        /**
-         * Sets the local queue limit.
-         *
-         * @param value at least 1
-         * @return this builder
-         */
-        public Builder localQueueLimit(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("localQueueLimit must be at least 1, got " + value);
-            }
-            localQueueLimit = value;
-            return this;
-        }
-
-        /**
-         * Sets the namespace.
-         *
-         * @param value 1 to 64 characters of {@code [A-Za-z0-9_.-]}
-         * @return this builder
-         */
-        public Builder namespace(String value) {
-            namespace = Checks.namespace(value);
-            return this;
-        }
-
-        /**
-         * Sets the operation timeout.
-         *
-         * @param value positive, at most a day
-         * @return this builder
-         */
-        public Builder operationTimeout(Duration value) {
-            operationTimeout = Checks.operationTimeout(value);
-            return this;
-        }
-
-        /**
-         * Sets the listener.
-         *
-         * @param value not null
-         * @return this builder
-         */
-        public Builder listener(LockListener value) {
-            if (value == null) {
-                throw new IllegalArgumentException("listener must not be null");
-            }
-            listener = value;
-            return this;
-        }
-
-        /**
-         * Sets the cohort hand-off bound.
-         *
-         * @param maxPasses zero or positive; 0 turns hand-off off
-         * @param maxTime zero or positive; zero turns hand-off off
-         * @return this builder
-         */
-        public Builder localHandoff(int maxPasses, Duration maxTime) {
-            if (maxPasses < 0) {
-                throw new IllegalArgumentException("localHandoff maxPasses must be zero or positive, got " + maxPasses);
-            }
-            handoffTime = Checks.nonNegative(maxTime, "localHandoff maxTime");
-            handoffPasses = maxPasses;
-            return this;
-        }
-
-        /**
-         * Builds the options.
-         *
-         * @return the options
-         */
-        public EngineOptions build() {
-            return new EngineOptions(
-                    leaseTime,
-                    renewal,
-                    waitTime,
-                    localQueueLimit,
-                    namespace,
-                    operationTimeout,
-                    listener,
-                    handoffPasses,
-                    handoffTime);
-        }
-    }
+    /** The defaults: 30 s leases with renewal, 30 s wait, no queue limit, 5 s timeout, 32 passes in 50 ms. */
+    public static final EngineOptions DEFAULTS = new EngineOptions(
+            Duration.ofSeconds(30),
+            true,
+            Duration.ofSeconds(30),
+            Integer.MAX_VALUE,
+            "dlock",
+            Duration.ofSeconds(5),
+            NO_LISTENER,
+            32,
+            Duration.ofMillis(50));
 
     /**
-     * Checks that nothing is null.
+     * Validates every option; the messages name the option and the bad value.
      *
      * @param leaseTime as described on the record
      * @param renewal as described on the record
@@ -184,13 +56,159 @@ public record EngineOptions(
      * @param listener as described on the record
      * @param handoffPasses as described on the record
      * @param handoffTime as described on the record
+     * @throws IllegalArgumentException for a bad value
      */
     public EngineOptions {
-        Objects.requireNonNull(leaseTime);
-        Objects.requireNonNull(waitTime);
-        Objects.requireNonNull(namespace);
-        Objects.requireNonNull(operationTimeout);
-        Objects.requireNonNull(listener);
-        Objects.requireNonNull(handoffTime);
+        Checks.leaseTime(leaseTime);
+        Checks.nonNegative(waitTime, "waitTime");
+        if (localQueueLimit < 1) {
+            throw new IllegalArgumentException("localQueueLimit must be at least 1, got " + localQueueLimit);
+        }
+        Checks.namespace(namespace);
+        Checks.operationTimeout(operationTimeout);
+        if (listener == null) {
+            throw new IllegalArgumentException("listener must not be null");
+        }
+        if (handoffPasses < 0) {
+            throw new IllegalArgumentException("localHandoff maxPasses must be zero or positive, got " + handoffPasses);
+        }
+        Checks.nonNegative(handoffTime, "localHandoff maxTime");
+    }
+
+    /**
+     * These options with another lease time.
+     *
+     * @param value at least 10 ms, at most 365 days
+     * @return the new options
+     */
+    public EngineOptions withLeaseTime(Duration value) {
+        return new EngineOptions(
+                value,
+                renewal,
+                waitTime,
+                localQueueLimit,
+                namespace,
+                operationTimeout,
+                listener,
+                handoffPasses,
+                handoffTime);
+    }
+
+    /**
+     * These options with renewal on or off.
+     *
+     * @param value whether to renew
+     * @return the new options
+     */
+    public EngineOptions withRenewal(boolean value) {
+        return new EngineOptions(
+                leaseTime,
+                value,
+                waitTime,
+                localQueueLimit,
+                namespace,
+                operationTimeout,
+                listener,
+                handoffPasses,
+                handoffTime);
+    }
+
+    /**
+     * These options with another default wait.
+     *
+     * @param value zero or positive
+     * @return the new options
+     */
+    public EngineOptions withWaitTime(Duration value) {
+        return new EngineOptions(
+                leaseTime,
+                renewal,
+                value,
+                localQueueLimit,
+                namespace,
+                operationTimeout,
+                listener,
+                handoffPasses,
+                handoffTime);
+    }
+
+    /**
+     * These options with another local queue limit.
+     *
+     * @param value at least 1
+     * @return the new options
+     */
+    public EngineOptions withLocalQueueLimit(int value) {
+        return new EngineOptions(
+                leaseTime, renewal, waitTime, value, namespace, operationTimeout, listener, handoffPasses, handoffTime);
+    }
+
+    /**
+     * These options with another namespace.
+     *
+     * @param value 1 to 64 characters of {@code [A-Za-z0-9_.-]}
+     * @return the new options
+     */
+    public EngineOptions withNamespace(String value) {
+        return new EngineOptions(
+                leaseTime,
+                renewal,
+                waitTime,
+                localQueueLimit,
+                value,
+                operationTimeout,
+                listener,
+                handoffPasses,
+                handoffTime);
+    }
+
+    /**
+     * These options with another operation timeout.
+     *
+     * @param value positive, at most a day
+     * @return the new options
+     */
+    public EngineOptions withOperationTimeout(Duration value) {
+        return new EngineOptions(
+                leaseTime, renewal, waitTime, localQueueLimit, namespace, value, listener, handoffPasses, handoffTime);
+    }
+
+    /**
+     * These options with another listener.
+     *
+     * @param value not null
+     * @return the new options
+     */
+    public EngineOptions withListener(LockListener value) {
+        return new EngineOptions(
+                leaseTime,
+                renewal,
+                waitTime,
+                localQueueLimit,
+                namespace,
+                operationTimeout,
+                value,
+                handoffPasses,
+                handoffTime);
+    }
+
+    /**
+     * These options with another cohort hand-off bound.
+     *
+     * @param maxPasses zero or positive; 0 turns hand-off off
+     * @param maxTime zero or positive; zero turns hand-off off
+     * @return the new options
+     */
+    public EngineOptions withLocalHandoff(int maxPasses, Duration maxTime) {
+        return new EngineOptions(
+                leaseTime,
+                renewal,
+                waitTime,
+                localQueueLimit,
+                namespace,
+                operationTimeout,
+                listener,
+                maxPasses,
+                maxTime);
     }
 }

@@ -33,7 +33,7 @@ final class LeaseImpl implements HeldLease {
     private static final long RELEASE_RETRY_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long RELEASE_RETRY_MAX_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    final Engine engine;
+    private final Parts parts;
     final LockKey key;
     final String owner;
     final boolean renew;
@@ -49,33 +49,35 @@ final class LeaseImpl implements HeldLease {
     private volatile long leaseMillis;
     private volatile long deadlineNanos;
     private volatile String lostReason;
-    // Renewal bookkeeping of the watchdog; renewing is true while a renewal (watchdog's or extend's) is
-    // at the store.
+    /** Renewal bookkeeping of the watchdog: when this lease is next due. */
     volatile long nextRenewNanos;
-    volatile boolean renewing;
     /** Set while a thread's {@code Lock} view holds this lease, so the watchdog can see the thread die. */
     private volatile Thread ownerThread;
-    /** The renewal of this lease at the store (watchdog's or extend's), or null; guarded by this. */
-    private CompletableFuture<Void> renewal;
+    /**
+     * The renewal of this lease at the store (watchdog's or extend's), or null; written under this
+     * object's monitor, read without it by {@link #isRenewing()}.
+     */
+    private volatile CompletableFuture<Void> renewal;
     /** The lease this hold was passed to ({@link #passOn}); losses of the hold are forwarded to it. */
     private volatile LeaseImpl successor;
 
-    LeaseImpl(Engine engine, LockKey key, String owner, long token, long leaseMillis, boolean renew, long sentNanos) {
-        this.engine = engine;
-        this.key = key;
+    /** A store grant on the given terms, asked for at {@code sentNanos}. */
+    LeaseImpl(Parts parts, Terms terms, String owner, long token, long sentNanos) {
+        this.parts = parts;
+        this.key = terms.key();
         this.owner = owner;
         this.token = token;
-        this.renew = renew;
+        this.renew = terms.renew();
         this.pass = 0;
         this.chainStartNanos = sentNanos;
         this.grantedNanos = sentNanos;
-        this.leaseMillis = leaseMillis;
+        this.leaseMillis = terms.leaseMillis();
         renewed(sentNanos);
     }
 
     /** The next holder of {@code from}'s store hold: same owner at the store, same timing, next token. */
     private LeaseImpl(LeaseImpl from) {
-        this.engine = from.engine;
+        this.parts = from.parts;
         this.key = from.key;
         this.owner = from.owner;
         this.token = from.token + 1;
@@ -108,15 +110,14 @@ final class LeaseImpl implements HeldLease {
             endRenewal();
             return null;
         }
-        engine.watchdog.remove(this);
+        parts.watchdog().remove(this);
         CompletableFuture<Void> claim;
         synchronized (this) {
             claim = renewal; // stays set: startRenewal() on this object fails from now on
         }
         claim.complete(null); // an extend() waiting for it wakes and sees the lease released
         lost.cancel(false);
-        long held = System.nanoTime() - grantedNanos;
-        engine.events.fire(l -> l.released(key.name(), Duration.ofNanos(held)));
+        parts.events().released(key.name(), System.nanoTime() - grantedNanos);
         return next;
     }
 
@@ -164,7 +165,9 @@ final class LeaseImpl implements HeldLease {
 
     @Override
     public boolean isValid() {
-        return state.get() == HELD && System.nanoTime() - deadlineNanos < 0 && engine.backend.leasesValid();
+        return state.get() == HELD
+                && System.nanoTime() - deadlineNanos < 0
+                && parts.store().leasesValid();
     }
 
     @Override
@@ -177,7 +180,7 @@ final class LeaseImpl implements HeldLease {
         }
         String reason = lostReason;
         if (reason == null) {
-            reason = engine.backend.leasesValid() ? "its local deadline passed" : "the store session is not live";
+            reason = parts.store().leasesValid() ? "its local deadline passed" : "the store session is not live";
         }
         throw lostException(reason);
     }
@@ -204,8 +207,12 @@ final class LeaseImpl implements HeldLease {
             return false;
         }
         renewal = new CompletableFuture<>();
-        renewing = true;
         return true;
+    }
+
+    /** Whether a renewal of this lease is at the store (the watchdog leaves it alone meanwhile). */
+    boolean isRenewing() {
+        return renewal != null;
     }
 
     /** Ends the renewal claimed by {@link #startRenewal()}, after its answer was applied. */
@@ -214,7 +221,6 @@ final class LeaseImpl implements HeldLease {
         synchronized (this) {
             done = renewal;
             renewal = null;
-            renewing = false;
         }
         if (done != null) {
             done.complete(null);
@@ -243,9 +249,7 @@ final class LeaseImpl implements HeldLease {
         }
         try {
             long sent = System.nanoTime();
-            var lostOwners = engine.join(engine.call(
-                    "extend '" + key.name() + "'",
-                    () -> engine.backend.renew(List.of(new RenewRequest(key, owner, millis)))));
+            var lostOwners = Waits.join(parts.store().renew(List.of(new RenewRequest(key, owner, millis)), key.name()));
             if (lostOwners.contains(owner)) {
                 markLost("the store no longer held it when it was extended");
                 throw lostException("the store no longer held it when it was extended");
@@ -258,7 +262,7 @@ final class LeaseImpl implements HeldLease {
         // The watchdog may have declared the lease lost (its deadline passed) while the renewal was on
         // its way; the store's answer does not bring it back.
         checkValid();
-        engine.watchdog.rescheduleFor(this);
+        parts.watchdog().rescheduleFor(this);
     }
 
     @Override
@@ -280,11 +284,11 @@ final class LeaseImpl implements HeldLease {
             return false;
         }
         lostReason = reason;
-        engine.watchdog.remove(this);
-        engine.events.fire(l -> l.lost(key.name(), reason));
+        parts.watchdog().remove(this);
+        parts.events().lost(key.name(), reason);
         LeaseLostException signal = lostException(reason);
         CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
-        engine.wake(key, null);
+        parts.queues().wake(key, null);
         return true;
     }
 
@@ -294,7 +298,7 @@ final class LeaseImpl implements HeldLease {
      */
     void abandonByDeadThread() {
         if (markLost("the thread that held it (" + ownerThread.getName() + ") ended without unlocking")) {
-            engine.call("release '" + key.name() + "' of a dead thread", () -> engine.backend.release(key, owner));
+            parts.store().release(key, owner, " of a dead thread");
         }
     }
 
@@ -317,7 +321,7 @@ final class LeaseImpl implements HeldLease {
     public void close() {
         CompletableFuture<Boolean> release = releaseAsync();
         if (release != null) {
-            engine.join(release);
+            Waits.join(release);
         }
     }
 
@@ -327,10 +331,11 @@ final class LeaseImpl implements HeldLease {
      * no longer held the lease, the lease counts as lost (its lost signal fires).
      */
     CompletableFuture<Boolean> releaseAsync() {
-        if (engine.cohort.pass(this)) {
+        Cohort cohort = parts.cohort();
+        if (cohort.pass(this)) {
             return CompletableFuture.completedFuture(true);
         }
-        return releaseToStore(engine.cohort.localWakeDelayNanos(this));
+        return releaseToStore(cohort.localWakeDelayNanos(this));
     }
 
     /**
@@ -343,34 +348,33 @@ final class LeaseImpl implements HeldLease {
         if (!state.compareAndSet(HELD, RELEASED)) {
             return null;
         }
-        engine.watchdog.remove(this);
+        parts.watchdog().remove(this);
         long held = System.nanoTime() - grantedNanos;
         if (localWakeDelayNanos != 0) {
             // Before the release: a store may deliver its wake-up while the release is on its way.
-            LocalQueue.holdBack(engine, key, System.nanoTime() + localWakeDelayNanos);
+            parts.queues().holdBack(key, System.nanoTime() + localWakeDelayNanos);
         }
-        return engine.call("release '" + key.name() + "'", () -> engine.backend.release(key, owner))
-                .whenComplete((wasHeld, error) -> {
-                    if (error == null && !wasHeld) {
-                        lostReason = "the store no longer held it at release";
-                        state.set(LOST);
-                        engine.events.fire(l -> l.lost(key.name(), lostReason));
-                        LeaseLostException signal = lostException(lostReason);
-                        CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
-                    } else {
-                        lost.cancel(false);
-                        if (error == null) {
-                            engine.events.fire(l -> l.released(key.name(), Duration.ofNanos(held)));
-                        } else {
-                            retryRelease(System.nanoTime() + leaseNanos());
-                        }
-                    }
-                    if (localWakeDelayNanos == 0) {
-                        engine.wake(key, null);
-                    } else {
-                        engine.schedule(() -> engine.wake(key, null), localWakeDelayNanos);
-                    }
-                });
+        return parts.store().release(key, owner, "").whenComplete((wasHeld, error) -> {
+            if (error == null && !wasHeld) {
+                lostReason = "the store no longer held it at release";
+                state.set(LOST);
+                parts.events().lost(key.name(), lostReason);
+                LeaseLostException signal = lostException(lostReason);
+                CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
+            } else {
+                lost.cancel(false);
+                if (error == null) {
+                    parts.events().released(key.name(), held);
+                } else {
+                    retryRelease(System.nanoTime() + leaseNanos());
+                }
+            }
+            if (localWakeDelayNanos == 0) {
+                parts.queues().wake(key, null);
+            } else {
+                parts.store().schedule(() -> parts.queues().wake(key, null), localWakeDelayNanos);
+            }
+        });
     }
 
     /**
@@ -381,22 +385,22 @@ final class LeaseImpl implements HeldLease {
      */
     private void retryRelease(long untilNanos) {
         long delay = Math.max(RELEASE_RETRY_MIN_NANOS, Math.min(RELEASE_RETRY_MAX_NANOS, leaseNanos() / 10));
-        if (engine.isClosed() || System.nanoTime() + delay - untilNanos >= 0) {
+        Store store = parts.store();
+        if (store.isClosed() || System.nanoTime() + delay - untilNanos >= 0) {
             return;
         }
-        engine.schedule(
+        store.schedule(
                 () -> {
-                    if (engine.isClosed()) {
+                    if (store.isClosed()) {
                         return;
                     }
-                    engine.call("release '" + key.name() + "' again", () -> engine.backend.release(key, owner))
-                            .whenComplete((wasHeld, error) -> {
-                                if (error != null) {
-                                    retryRelease(untilNanos);
-                                } else {
-                                    engine.wake(key, null);
-                                }
-                            });
+                    store.release(key, owner, " again").whenComplete((wasHeld, error) -> {
+                        if (error != null) {
+                            retryRelease(untilNanos);
+                        } else {
+                            parts.queues().wake(key, null);
+                        }
+                    });
                 },
                 delay);
     }

@@ -1,6 +1,7 @@
 package dev.dlock.internal;
 
 import dev.dlock.LockListener;
+import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +19,8 @@ import java.util.function.Consumer;
  * <p>Bounds: the thread exists only while events are pending (it ends after one idle second), and at most
  * {@link #CAPACITY} events wait; past that, new events are dropped and counted ({@link #dropped()}), so a
  * listener that never returns costs memory bounded by the capacity and never a lease. A client with the
- * default no-op listener pays nothing: no thread and no queue.
+ * default no-op listener pays nothing: no thread, no queue, and no allocation per event (each event has its
+ * own method, which returns before building anything).
  *
  * <p>Exceptions thrown by the listener are swallowed: a listener must not break locking.
  */
@@ -30,9 +32,9 @@ final class ListenerEvents {
     private final ThreadPoolExecutor executor;
     private final AtomicLong dropped = new AtomicLong();
 
-    ListenerEvents(LockListener listener, boolean noOp) {
+    ListenerEvents(LockListener listener) {
         this.listener = listener;
-        if (noOp) {
+        if (listener == EngineOptions.NO_LISTENER) {
             executor = null;
             return;
         }
@@ -45,11 +47,64 @@ final class ListenerEvents {
         executor.setRejectedExecutionHandler((task, pool) -> dropped.incrementAndGet());
     }
 
-    /** Queues one event for the listener; never blocks the calling thread. */
-    void fire(Consumer<LockListener> event) {
-        if (executor == null) {
-            return;
+    /** {@link LockListener#acquired}. */
+    void acquired(String name, long waitedNanos) {
+        if (executor != null) {
+            fire(l -> l.acquired(name, Duration.ofNanos(waitedNanos)));
         }
+    }
+
+    /** {@link LockListener#failed}. */
+    void failed(String name, long waitedNanos, Throwable cause) {
+        if (executor != null) {
+            fire(l -> l.failed(name, Duration.ofNanos(waitedNanos), cause));
+        }
+    }
+
+    /** {@link LockListener#queued}. */
+    void queued(String name) {
+        if (executor != null) {
+            fire(l -> l.queued(name));
+        }
+    }
+
+    /** {@link LockListener#dequeued}. */
+    void dequeued(String name) {
+        if (executor != null) {
+            fire(l -> l.dequeued(name));
+        }
+    }
+
+    /** {@link LockListener#rejected}. */
+    void rejected(String name) {
+        if (executor != null) {
+            fire(l -> l.rejected(name));
+        }
+    }
+
+    /** {@link LockListener#released}. */
+    void released(String name, long heldNanos) {
+        if (executor != null) {
+            fire(l -> l.released(name, Duration.ofNanos(heldNanos)));
+        }
+    }
+
+    /** {@link LockListener#renewed}. */
+    void renewed(int leases, int lost) {
+        if (executor != null) {
+            fire(l -> l.renewed(leases, lost));
+        }
+    }
+
+    /** {@link LockListener#lost}. */
+    void lost(String name, String reason) {
+        if (executor != null) {
+            fire(l -> l.lost(name, reason));
+        }
+    }
+
+    /** Queues one event for the listener; never blocks the calling thread. */
+    private void fire(Consumer<LockListener> event) {
         executor.execute(() -> {
             try {
                 event.accept(listener);

@@ -14,15 +14,13 @@ import java.time.Duration;
  * read lock that asks for the write lock fails at once instead of deadlocking.
  */
 final class LockHandle extends ThreadOwnedLock {
+    private final Terms terms;
     private final LockKey key;
-    private final Duration leaseTime;
-    private final boolean renew;
 
-    LockHandle(Engine engine, LockKey key, Duration leaseTime, boolean renew) {
+    LockHandle(Engine engine, Terms terms) {
         super(engine);
-        this.key = key;
-        this.leaseTime = leaseTime;
-        this.renew = renew;
+        this.terms = terms;
+        this.key = terms.key();
     }
 
     @Override
@@ -44,7 +42,7 @@ final class LockHandle extends ThreadOwnedLock {
                 downgradeFrom = ((LeaseImpl) write.lease).owner;
             }
         }
-        Acquisition a = engine.start(key, wait, leaseTime.toMillis(), renew, 1, downgradeFrom);
+        Acquisition a = engine.start(terms, wait, downgradeFrom);
         return new Pending(a.result, a::cancel);
     }
 
@@ -61,11 +59,12 @@ final class LockHandle extends ThreadOwnedLock {
 
     @Override
     public DistributedLock withLeaseTime(Duration leaseTime) {
-        return new LockHandle(engine, key, Checks.leaseTime(leaseTime), renew);
+        long millis = Checks.leaseTime(leaseTime).toMillis();
+        return new LockHandle(engine, new Terms(key, millis, terms.renew(), 1));
     }
 
     @Override
     public DistributedLock withRenewal(boolean renew) {
-        return new LockHandle(engine, key, leaseTime, renew);
+        return new LockHandle(engine, new Terms(key, terms.leaseMillis(), renew, 1));
     }
 }

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 final class MultiLockHandle extends ThreadOwnedLock {
     private final List<LockKey> keys;
     private final Duration leaseTime;
+    private final long leaseMillis;
     private final boolean renew;
     private final String name;
 
@@ -27,6 +28,7 @@ final class MultiLockHandle extends ThreadOwnedLock {
         super(engine);
         this.keys = List.copyOf(keys);
         this.leaseTime = leaseTime;
+        this.leaseMillis = leaseTime.toMillis();
         this.renew = renew;
         this.name = String.join(",", keys.stream().map(LockKey::name).toList());
     }
@@ -83,7 +85,8 @@ final class MultiLockHandle extends ThreadOwnedLock {
                     deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
             Acquisition a;
             try {
-                a = engine.start(keys.get(taken.size()), Duration.ofNanos(left), leaseTime.toMillis(), renew, 1, null);
+                a = engine.start(
+                        new Terms(keys.get(taken.size()), leaseMillis, renew, 1), Duration.ofNanos(left), null);
             } catch (RuntimeException e) {
                 releaseTaken();
                 result.completeExceptionally(e);

@@ -1,62 +1,39 @@
 package dev.dlock.internal;
 
 import dev.dlock.DistributedSemaphore;
-import dev.dlock.Lease;
-import dev.dlock.LockTimeoutException;
-import dev.dlock.spi.LockKey;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 
-/** A view of a semaphore: every permit is an ordinary lease in {@code PERMIT} mode. */
-final class SemaphoreHandle implements DistributedSemaphore {
-    private final Engine engine;
-    private final LockKey key;
-    private final int permits;
+/**
+ * A view of a semaphore: every permit is an ordinary lease in {@code PERMIT} mode. It shares the lease API
+ * with the locks ({@link LeaseView}) but has no thread-owned {@code Lock} view, so it is not a {@link
+ * ThreadOwnedLock}.
+ */
+final class SemaphoreHandle extends LeaseView implements DistributedSemaphore {
+    private final Terms terms;
 
-    SemaphoreHandle(Engine engine, LockKey key, int permits) {
-        this.engine = engine;
-        this.key = key;
-        this.permits = permits;
+    SemaphoreHandle(Engine engine, Terms terms) {
+        super(engine);
+        this.terms = terms;
     }
 
     @Override
     public String name() {
-        return key.name();
+        return terms.key().name();
     }
 
     @Override
     public int permits() {
-        return permits;
-    }
-
-    private Acquisition start(Duration wait) {
-        return engine.start(key, wait, engine.options.leaseTime().toMillis(), engine.options.renewal(), permits, null);
+        return terms.permits();
     }
 
     @Override
-    public Lease acquire(Duration wait) {
-        Acquisition a = start(wait);
-        return Engine.awaitUninterruptibly(a.result, a::cancel);
-    }
-
-    @Override
-    public Optional<Lease> tryAcquire() {
-        try {
-            return Optional.of(acquire(Duration.ZERO));
-        } catch (LockTimeoutException busy) {
-            return Optional.empty();
-        }
-    }
-
-    @Override
-    public CompletableFuture<Lease> acquireAsync(Duration wait) {
-        Acquisition a = start(wait);
-        return Engine.publicFuture(a.result, a::cancel);
+    Pending begin(Duration wait, boolean lockView) {
+        Acquisition a = engine.start(terms, wait, null);
+        return new Pending(a.result, a::cancel);
     }
 
     @Override
     public String toString() {
-        return "DistributedSemaphore[" + key.name() + ", " + permits + " permits]";
+        return "DistributedSemaphore[" + terms.key().name() + ", " + terms.permits() + " permits]";
     }
 }

@@ -15,10 +15,10 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
+import java.util.function.Consumer;
 
 /**
- * Every store call of one client, each bounded by the operation timeout.
+ * The operation timeout of every store call of one client ({@link Store} sends the calls).
  *
  * <p>Design: calls not answered yet wait in one queue, oldest first. Every call has the same timeout, so
  * the queue is in deadline order and one scheduler task, armed for the oldest deadline, serves them all:
@@ -49,33 +49,50 @@ final class StoreCalls {
     }
 
     /**
-     * Runs one store operation bounded by the operation timeout. Failures become {@link
-     * LockBackendException}; a stage that completes late is ignored.
+     * Bounds one store operation, already sent, by the operation timeout. Failures become {@link
+     * LockBackendException}; a stage that completes late is ignored here (see {@link #trackLateAnswer}).
+     * The call is described as {@code verb 'name'detail} in messages, which are built only on failure.
+     *
+     * @param name the lock name, or null when the call is about no single name
      */
-    <T> CompletableFuture<T> call(String what, Supplier<? extends CompletionStage<T>> op) {
+    <T> CompletableFuture<T> track(String verb, String name, String detail, CompletionStage<T> sent) {
+        return track(verb, name, detail, sent, null);
+    }
+
+    /**
+     * Like {@link #track(String, String, String, CompletionStage)}; if the call times out (or the client
+     * closes first) and the store answers it later, {@code lateAnswer} receives that answer, so that the
+     * caller can undo what nobody will use. It costs nothing unless the call times out.
+     */
+    <T> CompletableFuture<T> track(
+            String verb, String name, String detail, CompletionStage<T> sent, Consumer<? super T> lateAnswer) {
+        CompletableFuture<T> stage = sent.toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
-        CompletableFuture<T> stage;
-        try {
-            stage = op.get().toCompletableFuture();
-        } catch (RuntimeException e) {
-            result.completeExceptionally(storeFailure(what, e));
-            return result;
-        }
         if (stage.isDone()) {
-            stage.whenComplete((v, e) -> complete(result, what, v, e));
+            stage.whenComplete((v, e) -> complete(result, verb, name, detail, v, e));
             return result;
         }
         if (scheduler.isShutdown()) {
-            result.completeExceptionally(new LockException(what + ": the LockClient is closed"));
+            result.completeExceptionally(new LockException(what(verb, name, detail) + ": the LockClient is closed"));
             return result;
         }
         // Registered before the caller's own reactions, so it completes after them (dependents run last
         // registered first): close() waits for it and so for the calls those reactions start.
         CompletableFuture<?> settled = result.whenComplete((v, e) -> {});
-        unanswered.add(new Unanswered(result, settled, stage, what, System.nanoTime() + timeoutNanos));
-        stage.whenComplete((v, e) -> complete(result, what, v, e));
+        unanswered.add(new Unanswered(
+                result, settled, stage, lateAnswer, verb, name, detail, System.nanoTime() + timeoutNanos));
+        stage.whenComplete((v, e) -> complete(result, verb, name, detail, v, e));
         scheduleExpiry();
         return result;
+    }
+
+    /** A call the backend refused synchronously, as a failed call. */
+    static <T> CompletableFuture<T> failed(String verb, String name, String detail, RuntimeException e) {
+        return CompletableFuture.failedFuture(storeFailure(what(verb, name, detail), e));
+    }
+
+    static String what(String verb, String name, String detail) {
+        return name == null ? verb : verb + " '" + name + "'" + detail;
     }
 
     /**
@@ -87,21 +104,35 @@ final class StoreCalls {
         final CompletableFuture<?> settled;
         /** The backend's own stage, which may still complete after the timeout. */
         final CompletableFuture<?> stage;
+        /** Receives an answer that arrives after the call failed, or null. */
+        final Consumer<?> lateAnswer;
 
-        final String what;
+        final String verb;
+        final String name;
+        final String detail;
         final long deadlineNanos;
 
         Unanswered(
                 CompletableFuture<?> result,
                 CompletableFuture<?> settled,
                 CompletableFuture<?> stage,
-                String what,
+                Consumer<?> lateAnswer,
+                String verb,
+                String name,
+                String detail,
                 long deadlineNanos) {
             this.result = result;
             this.settled = settled;
             this.stage = stage;
-            this.what = what;
+            this.lateAnswer = lateAnswer;
+            this.verb = verb;
+            this.name = name;
+            this.detail = detail;
             this.deadlineNanos = deadlineNanos;
+        }
+
+        String what() {
+            return StoreCalls.what(verb, name, detail);
         }
     }
 
@@ -120,7 +151,10 @@ final class StoreCalls {
         } catch (RejectedExecutionException closed) {
             Unanswered u;
             while ((u = unanswered.poll()) != null) {
-                u.result.completeExceptionally(new LockException(u.what + ": the LockClient is closed"));
+                if (!u.result.isDone()) {
+                    handLateAnswer(u);
+                }
+                u.result.completeExceptionally(new LockException(u.what() + ": the LockClient is closed"));
             }
         }
     }
@@ -141,9 +175,10 @@ final class StoreCalls {
         while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
             if (!head.result.isDone()) {
                 trackLateAnswer(head.stage);
+                handLateAnswer(head);
             }
             head.result.completeExceptionally(
-                    new LockBackendException(head.what + ": the store did not answer within " + operationTimeout));
+                    new LockBackendException(head.what() + ": the store did not answer within " + operationTimeout));
             unanswered.remove(head);
         }
         scheduleExpiry();
@@ -160,9 +195,21 @@ final class StoreCalls {
         settled.whenComplete((v, e) -> lateAnswers.remove(settled));
     }
 
-    private static <T> void complete(CompletableFuture<T> result, String what, T value, Throwable error) {
+    /**
+     * Registered after {@link #trackLateAnswer}, so it runs first (dependents run last registered first)
+     * and close() waits for the calls it starts.
+     */
+    @SuppressWarnings("unchecked")
+    private static void handLateAnswer(Unanswered u) {
+        if (u.lateAnswer != null) {
+            ((CompletableFuture<Object>) u.stage).thenAccept((Consumer<Object>) u.lateAnswer);
+        }
+    }
+
+    private static <T> void complete(
+            CompletableFuture<T> result, String verb, String name, String detail, T value, Throwable error) {
         if (error != null) {
-            result.completeExceptionally(storeFailure(what, error));
+            result.completeExceptionally(storeFailure(what(verb, name, detail), error));
         } else {
             result.complete(value);
         }

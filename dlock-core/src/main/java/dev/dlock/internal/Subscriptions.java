@@ -6,15 +6,15 @@ import dev.dlock.spi.Mode;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * At most one store wake-up subscription per client and resource, shared by every local queue of that
  * resource (for a read-write lock: the read and the write queue).
+ *
+ * <p>Wake-ups go to {@link LocalQueues#wake}, which wakes the head of each queue of the resource.
  *
  * <p>Concurrency: reference counts change under one lock that is never held across a store call. A
  * subscription whose last user leaves lingers for a second before it is cancelled, so a lock that is
@@ -23,12 +23,14 @@ import java.util.concurrent.locks.ReentrantLock;
 final class Subscriptions {
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final Engine engine;
+    private final Store store;
+    private final LocalQueues queues;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<LockKey, Entry> entries = new HashMap<>();
 
-    Subscriptions(Engine engine) {
-        this.engine = engine;
+    Subscriptions(Store store, LocalQueues queues) {
+        this.store = store;
+        this.queues = queues;
     }
 
     private static final class Entry {
@@ -89,24 +91,13 @@ final class Subscriptions {
         }
         if (started != null) {
             CompletableFuture<Subscription> target = started;
-            AtomicReference<CompletionStage<Subscription>> sent = new AtomicReference<>();
-            engine.call("subscribe to '" + key.name() + "'", () -> {
-                        CompletionStage<Subscription> stage =
-                                engine.backend.subscribe(resource, next -> engine.wake(resource, next));
-                        sent.set(stage);
-                        return stage;
-                    })
-                    .whenComplete((sub, error) -> {
-                        if (error != null) {
-                            if (sent.get() != null) {
-                                // Timed out: a subscription the store sets up later is nobody's; end it.
-                                sent.get().thenAccept(Subscription::cancel);
-                            }
-                            target.completeExceptionally(error);
-                        } else {
-                            target.complete(sub);
-                        }
-                    });
+            store.subscribe(resource, next -> queues.wake(resource, next)).whenComplete((sub, error) -> {
+                if (error != null) {
+                    target.completeExceptionally(error);
+                } else {
+                    target.complete(sub);
+                }
+            });
         }
         return entry.live;
     }
@@ -120,7 +111,7 @@ final class Subscriptions {
             if (entry == null || --entry.users > 0) {
                 return;
             }
-            entry.closing = engine.schedule(() -> closeIfUnused(resource, entry), LINGER_NANOS);
+            entry.closing = store.schedule(() -> closeIfUnused(resource, entry), LINGER_NANOS);
         } finally {
             lock.unlock();
         }

@@ -6,36 +6,22 @@ import dev.dlock.LeaseLostException;
 import dev.dlock.LockTimeoutException;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
 /**
- * What every lock view shares: the lease API on top of {@link #begin}, and the thread-owned, reentrant
- * {@code Lock} view on top of the engine's {@link Holds}.
+ * What every lock view shares: the lease API ({@link LeaseView}) and the thread-owned, reentrant {@code
+ * Lock} view on top of the engine's {@link Holds}.
  *
  * <p>Concurrency: a hold is touched only by its own thread. A reentrant {@code lock()} costs a map lookup
  * and no store call; only the outermost {@code unlock()} talks to the store.
  */
-abstract class ThreadOwnedLock implements DistributedLock {
+abstract class ThreadOwnedLock extends LeaseView implements DistributedLock {
     private static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
 
-    final Engine engine;
-
     ThreadOwnedLock(Engine engine) {
-        this.engine = engine;
+        super(engine);
     }
-
-    /** An acquisition in progress: its result and how to cancel it. */
-    record Pending(CompletableFuture<? extends HeldLease> result, Runnable cancel) {}
-
-    /**
-     * Starts acquiring.
-     *
-     * @param wait the longest wait
-     * @param lockView true when called for the thread-owned view (read-write rules apply)
-     */
-    abstract Pending begin(Duration wait, boolean lockView);
 
     /** The key of this lock in {@link Holds}. */
     abstract Object holdResource();
@@ -43,32 +29,9 @@ abstract class ThreadOwnedLock implements DistributedLock {
     /** Describes the lock in messages, e.g. {@code lock 'a'}. */
     abstract String describe();
 
-    // ---- lease API
-
-    @Override
-    public Lease acquire(Duration wait) {
-        Pending p = begin(wait, false);
-        return Engine.awaitUninterruptibly(p.result(), p.cancel());
-    }
-
     @Override
     public Lease acquire() {
         return acquire(engine.options.waitTime());
-    }
-
-    @Override
-    public Optional<Lease> tryAcquire() {
-        try {
-            return Optional.of(acquire(Duration.ZERO));
-        } catch (LockTimeoutException busy) {
-            return Optional.empty();
-        }
-    }
-
-    @Override
-    public CompletableFuture<Lease> acquireAsync(Duration wait) {
-        Pending p = begin(wait, false);
-        return Engine.publicFuture(p.result(), p.cancel());
     }
 
     // ---- thread-owned Lock view
@@ -129,7 +92,7 @@ abstract class ThreadOwnedLock implements DistributedLock {
         }
         Pending p = begin(wait, true);
         // lock() and tryLock() ignore interrupts, like ReentrantLock: the interrupt status stays set.
-        HeldLease lease = Engine.await(p.result(), p.cancel(), interruptible);
+        HeldLease lease = Waits.await(p.result(), p.cancel(), interruptible);
         lease.ownedBy(Thread.currentThread());
         engine.holds.put(holdResource(), new Holds.Hold(lease));
     }

@@ -38,7 +38,9 @@ import java.util.concurrent.locks.ReentrantLock;
 final class Watchdog implements BackendContext.BackendEvents {
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private final Engine engine;
+    private final Store store;
+    private final ListenerEvents events;
+    private final Holds holds;
     private final Set<LeaseImpl> leases = ConcurrentHashMap.newKeySet();
     private final ReentrantLock lock = new ReentrantLock();
     private ScheduledFuture<?> next;
@@ -46,8 +48,13 @@ final class Watchdog implements BackendContext.BackendEvents {
     /** The backend's session when its leases are one (set once, while the backend opens), else null. */
     private volatile SessionLeases session;
 
-    Watchdog(Engine engine) {
-        this.engine = engine;
+    /**
+     * A watchdog renewing through the store; forgets the {@code Lock}-view holds of threads that ended.
+     */
+    Watchdog(Store store, ListenerEvents events, Holds holds) {
+        this.store = store;
+        this.events = events;
+        this.holds = holds;
     }
 
     void add(LeaseImpl lease) {
@@ -86,7 +93,7 @@ final class Watchdog implements BackendContext.BackendEvents {
     }
 
     private long nextCheck(LeaseImpl lease) {
-        long at = lease.renew && !lease.renewing
+        long at = lease.renew && !lease.isRenewing()
                 ? Math.min(lease.nextRenewNanos, lease.deadlineNanos())
                 : lease.deadlineNanos();
         SessionLeases s = session;
@@ -109,7 +116,7 @@ final class Watchdog implements BackendContext.BackendEvents {
                 next.cancel(false);
             }
             nextAtNanos = atNanos;
-            next = engine.schedule(this::tick, atNanos - System.nanoTime());
+            next = store.schedule(this::tick, atNanos - System.nanoTime());
         } finally {
             lock.unlock();
         }
@@ -132,7 +139,7 @@ final class Watchdog implements BackendContext.BackendEvents {
             Thread holder = lease.ownerThread();
             if (holder != null && !holder.isAlive()) {
                 lease.abandonByDeadThread();
-                engine.holds.forget(holder);
+                holds.forget(holder);
                 continue;
             }
             if (now - lease.deadlineNanos() >= 0) {
@@ -147,7 +154,7 @@ final class Watchdog implements BackendContext.BackendEvents {
                 lease.markLost(s.notLiveReason());
                 continue;
             }
-            if (!lease.renew || lease.renewing) {
+            if (!lease.renew || lease.isRenewing()) {
                 continue;
             }
             long dueIn = lease.nextRenewNanos - now;
@@ -175,9 +182,7 @@ final class Watchdog implements BackendContext.BackendEvents {
 
     /** A session store keeps a hold as long as the session: give back a lease whose own time is over. */
     private void releaseExpired(LeaseImpl lease) {
-        engine.call(
-                "release '" + lease.key.name() + "' past its lease time",
-                () -> engine.backend.release(lease.key, lease.owner));
+        store.release(lease.key, lease.owner, " past its lease time");
     }
 
     private void renew(List<LeaseImpl> due, long sentNanos) {
@@ -192,28 +197,27 @@ final class Watchdog implements BackendContext.BackendEvents {
         if (batch.isEmpty()) {
             return;
         }
-        engine.call("renew " + batch.size() + " leases", () -> engine.backend.renew(requests))
-                .whenComplete((lostOwners, error) -> {
-                    int lost = 0;
-                    long now = System.nanoTime();
-                    for (LeaseImpl lease : batch) {
-                        if (error != null) {
-                            lease.nextRenewNanos = now + Math.max(MIN_RETRY_NANOS, lease.leaseNanos() / 10);
-                        } else if (lostOwners.contains(lease.owner)) {
-                            lost++;
-                            lease.markLost("the store no longer held it at renewal");
-                        } else {
-                            lease.renewed(sentNanos);
-                        }
-                        lease.endRenewal();
-                        if (lease.isHeld()) {
-                            rescheduleFor(lease);
-                        }
-                    }
-                    int lostCount = lost;
-                    if (error == null) {
-                        engine.events.fire(l -> l.renewed(batch.size(), lostCount));
-                    }
-                });
+        store.renew(requests, null).whenComplete((lostOwners, error) -> {
+            int lost = 0;
+            long now = System.nanoTime();
+            for (LeaseImpl lease : batch) {
+                if (error != null) {
+                    lease.nextRenewNanos = now + Math.max(MIN_RETRY_NANOS, lease.leaseNanos() / 10);
+                } else if (lostOwners.contains(lease.owner)) {
+                    lost++;
+                    lease.markLost("the store no longer held it at renewal");
+                } else {
+                    lease.renewed(sentNanos);
+                }
+                lease.endRenewal();
+                if (lease.isHeld()) {
+                    rescheduleFor(lease);
+                }
+            }
+            int lostCount = lost;
+            if (error == null) {
+                events.renewed(batch.size(), lostCount);
+            }
+        });
     }
 }

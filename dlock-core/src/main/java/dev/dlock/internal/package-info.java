@@ -1,5 +1,6 @@
 /**
- * The engine. Not an API: types here are public only so that {@code dev.dlock} can reach them, and may
- * change in any release.
+ * The engine. Not an API: only {@link dev.dlock.internal.Engine} and {@link dev.dlock.internal.EngineOptions}
+ * are public, so that {@code dev.dlock.LockClient} can reach them; everything else is package-private.
+ * Both may change in any release.
  */
 package dev.dlock.internal;

@@ -1,5 +1,9 @@
 package dev.dlock.spi;
 
+import java.util.LinkedHashSet;
+import java.util.ServiceLoader;
+import java.util.Set;
+
 /**
  * Makes a backend reachable through {@code LockClient.connect(uri)}. Implementations are found with
  * {@link java.util.ServiceLoader}: list the class in
@@ -22,4 +26,39 @@ public interface LockBackendProvider {
      * @throws IllegalArgumentException naming what is wrong with the URI
      */
     LockBackendFactory factory(String uri);
+
+    /**
+     * The factory of the first provider on the class path (the thread's context class loader, then this
+     * library's) that accepts a URI: what {@code LockClient.builder(uri)} opens. Useful to decorate a
+     * URI-configured backend ({@link LockBackendFactory#andThen}).
+     *
+     * @param uri a backend URI, for example {@code mem:} or {@code redis://localhost:6379}
+     * @return the provider's factory
+     * @throws IllegalArgumentException if no provider accepts the URI, or the URI is malformed; the
+     *     message names the scheme and the backends found, never the rest of the URI (it may hold a
+     *     password)
+     */
+    static LockBackendFactory factoryFor(String uri) {
+        if (uri == null) {
+            throw new IllegalArgumentException("uri must not be null");
+        }
+        Set<String> seen = new LinkedHashSet<>(); // the two loaders are often one: list each backend once
+        for (ClassLoader loader : new ClassLoader[] {
+            Thread.currentThread().getContextClassLoader(), LockBackendProvider.class.getClassLoader()
+        }) {
+            if (loader == null) {
+                continue;
+            }
+            for (LockBackendProvider provider : ServiceLoader.load(LockBackendProvider.class, loader)) {
+                if (provider.accepts(uri)) {
+                    return provider.factory(uri);
+                }
+                seen.add(provider.getClass().getSimpleName());
+            }
+        }
+        int colon = uri.indexOf(':');
+        String scheme = colon < 0 ? uri.substring(0, Math.min(uri.length(), 20)) : uri.substring(0, colon + 1);
+        throw new IllegalArgumentException("no dlock backend on the class path accepts URIs of scheme '" + scheme
+                + "' (backends found: " + seen + "); add the module for its scheme, e.g. dlock-redis for redis://");
+    }
 }

@@ -8,7 +8,7 @@ import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.LockListener;
 import dev.dlock.LockTimeoutException;
-import java.lang.reflect.Field;
+import dev.dlock.spi.LockBackendProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,32 +32,28 @@ import org.junit.jupiter.api.Timeout;
 class CohortTest {
     private static final long BLOCK = 1024;
     private final List<LockClient> clients = new ArrayList<>();
+    private final List<Engine> engines = new ArrayList<>();
     private final String namespace =
             "cohort" + Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xffffff);
 
     @AfterEach
     void close() {
         clients.forEach(LockClient::close);
+        engines.forEach(Engine::close);
     }
 
     private LockClient client(AtomicReference<CountingBackend> counter, Consumer<LockClient.Builder> options) {
-        LockClient.Builder b = LockClient.builder("mem:cohort-test")
-                .namespace(namespace)
-                .backendDecorator(backend -> {
-                    CountingBackend counting = new CountingBackend(backend);
-                    counter.set(counting);
-                    return counting;
-                });
+        LockClient.Builder b = LockClient.builder(
+                        LockBackendProvider.factoryFor("mem:cohort-test").andThen(backend -> {
+                            CountingBackend counting = new CountingBackend(backend);
+                            counter.set(counting);
+                            return counting;
+                        }))
+                .namespace(namespace);
         options.accept(b);
         LockClient c = b.build();
         clients.add(c);
         return c;
-    }
-
-    private static Engine engine(LockClient client) throws Exception {
-        Field f = LockClient.class.getDeclaredField("engine");
-        f.setAccessible(true);
-        return (Engine) f.get(client);
     }
 
     /** Threads of one client loop over one lock; returns the tokens in grant order. */
@@ -183,20 +179,27 @@ class CohortTest {
 
     @Test
     void aWaiterWhoseDeadlinePassedIsSkippedAndTheNextOneGetsTheHold() throws Exception {
-        LockClient c = client(new AtomicReference<>(), b -> b.localHandoff(32, Duration.ofMinutes(1)));
+        // An engine, not a LockClient: the test occupies its scheduler thread.
+        Engine c = Engine.open(
+                "mem:cohort-test",
+                LockBackendProvider.factoryFor("mem:cohort-test"),
+                EngineOptions.DEFAULTS.withNamespace(namespace).withLocalHandoff(32, Duration.ofMinutes(1)));
+        engines.add(c);
         DistributedLock lock = c.lock("deadline");
         Lease held = lock.acquire(Duration.ofSeconds(1));
         // Keep the scheduler busy so that the first waiter's deadline passes without its timer running.
         CountDownLatch unblock = new CountDownLatch(1);
         CountDownLatch blocked = new CountDownLatch(1);
-        engine(c).scheduler.execute(() -> {
-            blocked.countDown();
-            try {
-                unblock.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        c.store.schedule(
+                () -> {
+                    blocked.countDown();
+                    try {
+                        unblock.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                0);
         CompletableFuture<Lease> late;
         CompletableFuture<Lease> next;
         try {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.spi.LockBackend;
+import dev.dlock.spi.LockBackendProvider;
 import dev.dlock.spi.LockKey;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -29,26 +30,27 @@ class EngineCloseTest {
         Map<String, Lease> leases = new ConcurrentHashMap<>();
         AtomicBoolean otherClosed = new AtomicBoolean();
         AtomicBoolean backendClosed = new AtomicBoolean();
-        LockClient client = LockClient.builder("mem:engine-close-test")
+        LockClient client = LockClient.builder(LockBackendProvider.factoryFor("mem:engine-close-test")
+                        .andThen(backend -> (LockBackend) Proxy.newProxyInstance(
+                                LockBackend.class.getClassLoader(),
+                                new Class<?>[] {LockBackend.class},
+                                (proxy, method, args) -> {
+                                    if (method.getName().equals("release") && otherClosed.compareAndSet(false, true)) {
+                                        // While close releases one lease, the other one ends on its own.
+                                        String other =
+                                                ((LockKey) args[0]).name().equals("a") ? "b" : "a";
+                                        leases.get(other).close();
+                                    }
+                                    if (method.getName().equals("close")) {
+                                        backendClosed.set(true);
+                                    }
+                                    try {
+                                        return method.invoke(backend, args);
+                                    } catch (InvocationTargetException e) {
+                                        throw e.getCause();
+                                    }
+                                })))
                 .namespace("engine-close")
-                .backendDecorator(backend -> (LockBackend) Proxy.newProxyInstance(
-                        LockBackend.class.getClassLoader(),
-                        new Class<?>[] {LockBackend.class},
-                        (proxy, method, args) -> {
-                            if (method.getName().equals("release") && otherClosed.compareAndSet(false, true)) {
-                                // While close releases one lease, the other one ends on its own.
-                                String other = ((LockKey) args[0]).name().equals("a") ? "b" : "a";
-                                leases.get(other).close();
-                            }
-                            if (method.getName().equals("close")) {
-                                backendClosed.set(true);
-                            }
-                            try {
-                                return method.invoke(backend, args);
-                            } catch (InvocationTargetException e) {
-                                throw e.getCause();
-                            }
-                        }))
                 .build();
         leases.put("a", client.lock("a").acquire(Duration.ofSeconds(1)));
         leases.put("b", client.lock("b").acquire(Duration.ofSeconds(1)));

@@ -9,6 +9,7 @@ import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
 import dev.dlock.LockListener;
+import dev.dlock.spi.LockBackendProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,11 +61,11 @@ class EngineRaceTest {
 
     private LockClient faulty(AtomicReference<FaultyBackend> backend, Consumer<LockClient.Builder> options) {
         return client(b -> {
-            b.backendDecorator(d -> {
+            b.backend(b.backend().andThen(d -> {
                 FaultyBackend f = new FaultyBackend(d);
                 backend.set(f);
                 return f;
-            });
+            }));
             options.accept(b);
         });
     }
@@ -201,13 +202,12 @@ class EngineRaceTest {
         CountDownLatch closing = new CountDownLatch(1);
         Engine engine = Engine.open(
                 STORE,
-                context -> {
-                    FaultyBackend b =
-                            new FaultyBackend(Engine.providerFor(STORE).open(context));
+                LockBackendProvider.factoryFor(STORE).andThen(d -> {
+                    FaultyBackend b = new FaultyBackend(d);
                     f.set(b);
                     return b;
-                },
-                EngineOptions.builder().namespace(namespace).build());
+                }),
+                EngineOptions.DEFAULTS.withNamespace(namespace));
         // close() fails the waits one queue at a time; the first waiter's leaving the store queue is slow,
         // so close() is between "closed" and failing the next queue when that queue's grant arrives.
         f.get().beforeCancelWait = key -> {
@@ -232,7 +232,7 @@ class EngineRaceTest {
                 assertThat(i).as("a name ordered after 'close-other'").isLessThan(1_000);
                 String name = "close-late-" + i;
                 CompletableFuture<Lease> waiting = engine.lock(name).acquireAsync(Duration.ofSeconds(30));
-                if (engine.queues.keySet().iterator().next().name().equals("close-other")) {
+                if (engine.queues.waitingKeys().iterator().next().name().equals("close-other")) {
                     granted = waiting;
                 } else {
                     waiting.cancel(true);

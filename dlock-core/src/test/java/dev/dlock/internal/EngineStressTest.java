@@ -7,7 +7,7 @@ import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
 import dev.dlock.mem.MemoryStore;
-import java.lang.reflect.Field;
+import dev.dlock.spi.LockBackendProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,19 +42,22 @@ class EngineStressTest {
     private final Map<String, AtomicLong> lastToken = new ConcurrentHashMap<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
 
-    private LockClient client() {
-        return LockClient.builder("mem:" + STORE_NAME)
-                .namespace(namespace)
-                .leaseTime(Duration.ofSeconds(1))
-                .operationTimeout(Duration.ofMillis(300))
-                .backendDecorator(b -> {
+    /** An engine, not a {@code LockClient}: the test looks at its local queues at the end. */
+    private Engine client() {
+        String uri = "mem:" + STORE_NAME;
+        return Engine.open(
+                uri,
+                LockBackendProvider.factoryFor(uri).andThen(b -> {
                     FaultyBackend f = new FaultyBackend(b);
                     f.acquireDelay = r -> ThreadLocalRandom.current().nextInt(4) == 0
                             ? ThreadLocalRandom.current().nextInt(40)
                             : 0;
                     return f;
-                })
-                .build();
+                }),
+                EngineOptions.DEFAULTS
+                        .withNamespace(namespace)
+                        .withLeaseTime(Duration.ofSeconds(1))
+                        .withOperationTimeout(Duration.ofMillis(300)));
     }
 
     private void criticalSection(String name, long token) {
@@ -70,10 +73,10 @@ class EngineStressTest {
         inside.get(name).decrementAndGet();
     }
 
-    private void oneStep(LockClient client) throws Exception {
+    private void oneStep(Engine client) throws Exception {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         String name = NAMES.get(r.nextInt(NAMES.size()));
-        DistributedLock lock = r.nextBoolean() ? client.lock(name) : client.multiLock(name);
+        DistributedLock lock = r.nextBoolean() ? client.lock(name) : client.multiLock(List.of(name));
         switch (r.nextInt(4)) {
             case 0 -> { // lease API with a random wait
                 try (Lease lease = lock.acquire(Duration.ofMillis(r.nextInt(200)))) {
@@ -111,12 +114,12 @@ class EngineStressTest {
             inside.put(n, new AtomicInteger());
             lastToken.put(n, new AtomicLong());
         });
-        List<LockClient> clients = List.of(client(), client(), client());
+        List<Engine> clients = List.of(client(), client(), client());
         long end = System.nanoTime() + RUN_NANOS;
         List<Thread> workers = new ArrayList<>();
         List<Throwable> unexpected = new CopyOnWriteArrayList<>();
         for (int i = 0; i < 9; i++) {
-            LockClient client = clients.get(i % clients.size());
+            Engine client = clients.get(i % clients.size());
             workers.add(new Thread(
                     () -> {
                         while (System.nanoTime() - end < 0) {
@@ -156,15 +159,14 @@ class EngineStressTest {
         assertThat(unexpected).as("only LockExceptions and interrupts").isEmpty();
         assertThat(violations).isEmpty();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        for (LockClient c : clients) {
-            Engine engine = engineOf(c);
-            while (!engine.queues.isEmpty() && System.nanoTime() - deadline < 0) {
+        for (Engine c : clients) {
+            while (!c.queues.isEmpty() && System.nanoTime() - deadline < 0) {
                 Thread.sleep(20);
             }
-            assertThat(engine.queues).as("no local waiter left").isEmpty();
+            assertThat(c.queues.isEmpty()).as("no local waiter left").isTrue();
             assertThat(c.heldLeases()).as("nothing held after the run").isEmpty();
         }
-        clients.forEach(LockClient::close);
+        clients.forEach(Engine::close);
         try (LockClient observer =
                 LockClient.builder("mem:" + STORE_NAME).namespace(namespace).build()) {
             for (String name : NAMES) {
@@ -173,11 +175,5 @@ class EngineStressTest {
                         .isEmpty();
             }
         }
-    }
-
-    private static Engine engineOf(LockClient client) throws ReflectiveOperationException {
-        Field f = LockClient.class.getDeclaredField("engine");
-        f.setAccessible(true);
-        return (Engine) f.get(client);
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
+import dev.dlock.spi.LockBackendProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,14 +33,14 @@ class EngineTest {
     }
 
     private LockClient client(Duration leaseTime, AtomicReference<CountingBackend> counter) {
-        LockClient c = LockClient.builder("mem:engine-test")
+        LockClient c = LockClient.builder(
+                        LockBackendProvider.factoryFor("mem:engine-test").andThen(b -> {
+                            CountingBackend counting = new CountingBackend(b);
+                            counter.set(counting);
+                            return counting;
+                        }))
                 .namespace(namespace)
                 .leaseTime(leaseTime)
-                .backendDecorator(b -> {
-                    CountingBackend counting = new CountingBackend(b);
-                    counter.set(counting);
-                    return counting;
-                })
                 .build();
         clients.add(c);
         return c;

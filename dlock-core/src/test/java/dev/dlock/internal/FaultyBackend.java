@@ -3,6 +3,7 @@ package dev.dlock.internal;
 import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.ForwardingLockBackend;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.RenewRequest;
@@ -26,16 +27,16 @@ import java.util.function.ToLongFunction;
  * Wraps a real backend (the memory store) and makes its answers late, the way a slow network makes
  * them late: a delayed operation reaches the store only after its delay, so the store acts on it then.
  * After {@link #close()} every call fails, like a real client whose connections are closed; operations
- * already on their way still reach the store.
+ * already on their way still reach the store. What it does not override (capabilities such as {@code
+ * supports}, {@code tokenBlock}, {@code leasesValid}) is forwarded as is.
  */
-final class FaultyBackend implements LockBackend {
+final class FaultyBackend extends ForwardingLockBackend {
     private static final ScheduledExecutorService NETWORK = Executors.newScheduledThreadPool(2, r -> {
         Thread t = new Thread(r, "faulty-backend-network");
         t.setDaemon(true);
         return t;
     });
 
-    final LockBackend delegate;
     /** Milliseconds by which each acquire reaches the store late (0: at once, on the caller's thread). */
     volatile ToLongFunction<AcquireRequest> acquireDelay = r -> 0;
     /** Runs on the caller's thread before an acquire is passed on. */
@@ -60,7 +61,7 @@ final class FaultyBackend implements LockBackend {
     private volatile boolean closed;
 
     FaultyBackend(LockBackend delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     private <T> CompletionStage<T> pass(long delayMillis, Supplier<CompletionStage<T>> op) {
@@ -159,10 +160,5 @@ final class FaultyBackend implements LockBackend {
     public void close() {
         closed = true;
         delegate.close();
-    }
-
-    @Override
-    public long tokenBlock() {
-        return delegate.tokenBlock();
     }
 }

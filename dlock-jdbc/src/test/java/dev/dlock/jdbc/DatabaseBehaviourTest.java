@@ -254,7 +254,7 @@ abstract class DatabaseBehaviourTest {
         AtomicInteger ticks = new AtomicInteger();
         AtomicInteger renewed = new AtomicInteger();
         LockClient c = client(b -> b.leaseTime(Duration.ofMillis(1500))
-                .backendDecorator(backend -> (LockBackend) Proxy.newProxyInstance(
+                .backend(b.backend().andThen(backend -> (LockBackend) Proxy.newProxyInstance(
                         getClass().getClassLoader(), new Class<?>[] {LockBackend.class}, (p, m, args) -> {
                             if (m.getName().equals("renew")) {
                                 ticks.incrementAndGet(); // one renew call per watchdog tick
@@ -265,7 +265,7 @@ abstract class DatabaseBehaviourTest {
                             } catch (java.lang.reflect.InvocationTargetException e) {
                                 throw e.getCause();
                             }
-                        })));
+                        }))));
         List<Lease> leases = new ArrayList<>();
         for (int i = 0; i < 60; i++) {
             leases.add(c.lock("renew-" + i).acquire(Duration.ofSeconds(5)));

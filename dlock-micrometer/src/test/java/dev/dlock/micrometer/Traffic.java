@@ -8,6 +8,7 @@ import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.LockRejectedException;
 import dev.dlock.LockTimeoutException;
+import dev.dlock.spi.LockBackendProvider;
 import dev.dlock.tck.FreezableBackend;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -77,14 +78,14 @@ final class Traffic {
             }
             // deadline: the store cannot be reached until the lease's local deadline passes
             AtomicReference<FreezableBackend> freezable = new AtomicReference<>();
-            try (LockClient frozen = LockClient.builder(store)
+            try (LockClient frozen = LockClient.builder(
+                            LockBackendProvider.factoryFor(store).andThen(backend -> {
+                                freezable.set(new FreezableBackend(backend));
+                                return freezable.get();
+                            }))
                     .listener(metrics)
                     .leaseTime(Duration.ofMillis(300))
                     .operationTimeout(Duration.ofMillis(200))
-                    .backendDecorator(backend -> {
-                        freezable.set(new FreezableBackend(backend));
-                        return freezable.get();
-                    })
                     .build()) {
                 Lease lost = frozen.lock("order:2").acquire();
                 freezable.get().freeze();

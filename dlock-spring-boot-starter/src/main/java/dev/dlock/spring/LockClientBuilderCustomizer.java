@@ -4,8 +4,10 @@ import dev.dlock.LockClient;
 
 /**
  * A bean of this type adjusts the {@link LockClient.Builder} after the {@code dlock.*} properties were
- * applied and before the client connects, for example to wrap the backend with {@link
- * LockClient.Builder#backendDecorator}. Customizers run in {@link org.springframework.core.Ordered} order.
+ * applied and before the client connects, for example to wrap the backend:
+ * {@code builder.backend(builder.backend().andThen(CountingBackend::new))} (see {@link
+ * LockClient.Builder#backend(dev.dlock.spi.LockBackendFactory)}). Customizers run in {@link
+ * org.springframework.core.Ordered} order.
  */
 @FunctionalInterface
 public interface LockClientBuilderCustomizer {

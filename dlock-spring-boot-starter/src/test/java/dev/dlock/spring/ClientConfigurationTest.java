@@ -226,11 +226,11 @@ class ClientConfigurationTest {
                         "dlock.uri=mem:unchecked", "dlock.startup-check=false", "dlock.operation-timeout=200ms")
                 .withBean(
                         LockClientBuilderCustomizer.class,
-                        () -> builder -> builder.backendDecorator(backend -> {
+                        () -> builder -> builder.backend(builder.backend().andThen(backend -> {
                             FreezableBackend frozen = new FreezableBackend(backend);
                             frozen.freeze();
                             return frozen;
-                        }))
+                        })))
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     HealthIndicator health = context.getBean("dlockHealthIndicator", HealthIndicator.class);

@@ -58,14 +58,14 @@ public class TestApplication {
         LockClientBuilderCustomizer freezableStore(
                 Freezer freezer, org.springframework.core.env.Environment environment) {
             boolean frozen = environment.getProperty("test.frozen-at-start", Boolean.class, false);
-            return builder -> builder.backendDecorator(backend -> {
+            return builder -> builder.backend(builder.backend().andThen(backend -> {
                 FreezableBackend freezable = new FreezableBackend(backend);
                 if (frozen) {
                     freezable.freeze();
                 }
                 freezer.backend.set(freezable);
                 return freezable;
-            });
+            }));
         }
     }
 

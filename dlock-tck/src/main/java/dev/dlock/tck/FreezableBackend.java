@@ -21,8 +21,8 @@ import java.util.function.Supplier;
 /**
  * Wraps a backend so that one client can be made to "crash": after {@link #freeze()} no request from
  * this client reaches the store any more (each gets a stage that never completes), exactly what the store
- * sees of a process that died (answers to requests sent before the freeze are not delivered either). Other clients of the same store are unaffected. Install it with {@code
- * LockClient.Builder.backendDecorator(b -> new FreezableBackend(b))}.
+ * sees of a process that died (answers to requests sent before the freeze are not delivered either). Other clients of the same store are unaffected. Install it through the SPI, around
+ * the factory a builder opens: {@code builder.backend(builder.backend().andThen(FreezableBackend::new))}.
  *
  * <p>It can also make the way back slow: after {@link #delayAnswers(Duration)} every request still reaches
  * the store at once, but its answer reaches the client only after the delay, as over a congested link.

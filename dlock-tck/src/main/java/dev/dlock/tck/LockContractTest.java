@@ -158,13 +158,11 @@ public abstract class LockContractTest {
      */
     protected final LockClient client(Consumer<LockClient.Builder> options) {
         AtomicReference<FreezableBackend> wrapper = new AtomicReference<>();
-        LockClient.Builder b = newClientBuilder()
-                .namespace(namespace)
-                .operationTimeout(operationTimeout())
-                .backendDecorator(backend -> {
-                    wrapper.set(new FreezableBackend(backend));
-                    return wrapper.get();
-                });
+        LockClient.Builder b = newClientBuilder().namespace(namespace).operationTimeout(operationTimeout());
+        b.backend(b.backend().andThen(backend -> {
+            wrapper.set(new FreezableBackend(backend));
+            return wrapper.get();
+        }));
         options.accept(b);
         LockClient c = b.build();
         clients.add(c);

@@ -79,11 +79,9 @@ final class LockWorld {
     }
 
     private void open(int i) {
-        clients[i] = builders.get()
-                .namespace(namespace)
-                .leaseTime(lease)
-                .renewal(i != 2)
-                .backendDecorator(b -> wires[i] = new FreezableBackend(b))
+        LockClient.Builder b =
+                builders.get().namespace(namespace).leaseTime(lease).renewal(i != 2);
+        clients[i] = b.backend(b.backend().andThen(backend -> wires[i] = new FreezableBackend(backend)))
                 .build();
     }
 

@@ -35,7 +35,7 @@ class EnsembleFaultTest {
     }
 
     private static LockClient client(String hosts, String namespace) {
-        return LockClient.builder("zookeeper://" + hosts + "?sessionTimeout=" + SESSION_MS)
+        return TestClients.builder("zookeeper://" + hosts + "?sessionTimeout=" + SESSION_MS)
                 .namespace(namespace)
                 .operationTimeout(Duration.ofSeconds(3))
                 .build();
@@ -92,7 +92,8 @@ class EnsembleFaultTest {
                         .ensembleTracker(false)
                         .build()) {
             onlyThroughTheProxy.start();
-            try (LockClient holder = LockClient.builder(ZooKeeperBackends.forCurator(onlyThroughTheProxy))
+            try (LockClient holder = LockClient.builder(
+                                    TestClients.recording(ZooKeeperBackends.forCurator(onlyThroughTheProxy)))
                             .namespace("expiry")
                             .build();
                     LockClient other = client(ensemble.connectString(), "expiry")) {
@@ -103,8 +104,8 @@ class EnsembleFaultTest {
 
     private static void expireAndRecover(TcpProxy proxy, LockClient holder, LockClient other) throws Exception {
         Lease lease = holder.lock("expiring").acquire(Duration.ofSeconds(10));
-        long sessionId =
-                TestClients.curator(holder).getZookeeperClient().getZooKeeper().getSessionId();
+        CuratorFramework curator = TestClients.curator(holder); // while the holder reaches the store
+        long sessionId = curator.getZookeeperClient().getZooKeeper().getSessionId();
         long cut = System.nanoTime();
         proxy.cut(); // the holder's heartbeats stop reaching the ensemble: the leader expires the session
         Lease next = other.lock("expiring").acquire(Duration.ofSeconds(30));
@@ -120,8 +121,8 @@ class EnsembleFaultTest {
 
         proxy.restore(); // the old holder hears that its session expired and starts a new one
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (TestClients.curator(holder).getZookeeperClient().getZooKeeper().getSessionId() == sessionId
-                || !TestClients.curator(holder).getZookeeperClient().isConnected()) {
+        while (curator.getZookeeperClient().getZooKeeper().getSessionId() == sessionId
+                || !curator.getZookeeperClient().isConnected()) {
             assertThat(System.nanoTime() - deadline).as("a new session").isNegative();
             Thread.sleep(50);
         }

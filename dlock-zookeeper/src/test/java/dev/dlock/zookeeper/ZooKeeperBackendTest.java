@@ -83,7 +83,7 @@ class ZooKeeperBackendTest {
     }
 
     private LockClient client(CuratorFramework curator) {
-        LockClient c = LockClient.builder(ZooKeeperBackends.forCurator(curator))
+        LockClient c = LockClient.builder(TestClients.recording(ZooKeeperBackends.forCurator(curator)))
                 .namespace(namespace)
                 .build();
         closeables.add(c);

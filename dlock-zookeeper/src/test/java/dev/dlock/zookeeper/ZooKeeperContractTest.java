@@ -3,6 +3,7 @@ package dev.dlock.zookeeper;
 import dev.dlock.LockClient;
 import dev.dlock.tck.LockContractTest;
 import dev.dlock.tck.TcpProxy;
+import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -34,7 +35,7 @@ class ZooKeeperContractTest extends LockContractTest {
 
     @Override
     protected LockClient.Builder newClientBuilder() {
-        return LockClient.builder("zookeeper://127.0.0.1:" + proxy.port() + "?sessionTimeout=" + SESSION_TIMEOUT_MS);
+        return TestClients.builder("zookeeper://127.0.0.1:" + proxy.port() + "?sessionTimeout=" + SESSION_TIMEOUT_MS);
     }
 
     @Override
@@ -49,7 +50,8 @@ class ZooKeeperContractTest extends LockContractTest {
 
     @Override
     protected void simulateCrash(LockClient client) throws Exception {
+        CuratorFramework curator = TestClients.curator(client); // before the crash: it asks the store once
         super.simulateCrash(client);
-        servers.expireSession(TestClients.curator(client));
+        servers.expireSession(curator);
     }
 }
