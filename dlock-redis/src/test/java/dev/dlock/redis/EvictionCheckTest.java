@@ -21,8 +21,9 @@ class EvictionCheckTest {
                 try (LockClient client = LockClient.connect(server.uri() + "?allowEviction=true")) {
                     client.lock("a").tryAcquire().orElseThrow().close();
                 }
-                try (LockClient client = LockClient.builder(
-                                RedisBackends.uri(server.uri()).allowingEviction())
+                try (LockClient client = LockClient.builder(RedisBackends.builder(server.uri())
+                                .allowEviction(true)
+                                .build())
                         .build()) {
                     client.lock("a").tryAcquire().orElseThrow().close();
                 }

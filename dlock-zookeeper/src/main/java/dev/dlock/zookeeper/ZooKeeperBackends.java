@@ -11,7 +11,7 @@ import org.apache.curator.framework.CuratorFramework;
  * CuratorFramework curator = CuratorFrameworkFactory.newClient("zk1:2181,zk2:2181,zk3:2181",
  *         new ExponentialBackoffRetry(100, 3));
  * curator.start();
- * try (LockClient locks = LockClient.builder(ZooKeeperBackends.forCurator(curator)).build()) {
+ * try (LockClient locks = LockClient.builder(ZooKeeperBackends.of(curator)).build()) {
  *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
  *         // the lease lives as long as the ZooKeeper session: see Lease#isValid()
  *     }
@@ -32,7 +32,7 @@ public final class ZooKeeperBackends {
      * @return a factory for {@code LockClient.builder(LockBackendFactory)}
      * @throws NullPointerException if {@code client} is null
      */
-    public static LockBackendFactory forCurator(CuratorFramework client) {
+    public static LockBackendFactory of(CuratorFramework client) {
         Objects.requireNonNull(client, "client must not be null");
         return context -> ZooKeeperBackend.open(client, false, 0, context);
     }

@@ -92,7 +92,7 @@ class EnsembleFaultTest {
                         .ensembleTracker(false)
                         .build()) {
             onlyThroughTheProxy.start();
-            try (LockClient holder = LockClient.builder(ZooKeeperBackends.forCurator(onlyThroughTheProxy))
+            try (LockClient holder = LockClient.builder(ZooKeeperBackends.of(onlyThroughTheProxy))
                             .namespace("expiry")
                             .build();
                     LockClient other = client(ensemble.connectString(), "expiry")) {
