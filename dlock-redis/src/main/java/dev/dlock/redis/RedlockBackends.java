@@ -15,11 +15,12 @@ import java.util.Objects;
  *
  * <!-- example: redlock-clients (RedlockBackendsExamplesTest; a test checks that both are the same) -->
  * <pre>{@code
- * List<RedisClient> masters = masterUris.stream().map(RedisClient::create).toList();
+ * List<RedisClient> masters =
+ *         masterUris.stream().map(RedisClient::create).toList();
  * LockBackendFactory backend = RedlockBackends.builder(masters.toArray(RedisClient[]::new))
- *         .minUptime(Duration.ofSeconds(30))
+ *         .masterTimeout(Duration.ofMillis(500))
  *         .build();
- * try (LockClient locks = LockClient.builder(backend).leaseTime(Duration.ofSeconds(30)).build()) {
+ * try (LockClient locks = LockClient.builder(backend).build()) {
  *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
  *         writeReport(lease.fencingToken());
  *     }
