@@ -32,6 +32,26 @@ class EvictionCheckTest {
     }
 
     @Test
+    void theBuilderOverridesTheUrisOption() {
+        try (RedisServer server = RedisServer.start("--maxmemory-policy", "allkeys-lru")) {
+            assertThatThrownBy(() -> LockClient.builder(RedisBackends.builder(server.uri() + "?allowEviction=true")
+                                    .allowEviction(false)
+                                    .build())
+                            .build())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("maxmemory-policy 'allkeys-lru'");
+            String redlock = "redlock://127.0.0.1:" + server.port() + ",127.0.0.1:" + server.port() + ",127.0.0.1:"
+                    + server.port() + "?allowEviction=true";
+            assertThatThrownBy(() -> LockClient.builder(RedlockBackends.builder(redlock)
+                                    .allowEviction(false)
+                                    .build())
+                            .build())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("maxmemory-policy 'allkeys-lru'");
+        }
+    }
+
+    @Test
     void noevictionIsAccepted() {
         try (RedisServer server = RedisServer.start("--maxmemory-policy", "noeviction");
                 LockClient client = LockClient.connect(server.uri())) {
