@@ -61,9 +61,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *       first drops the expired holders and queue entries of the resource it touches, so an expired
  *       hold is never seen, and there is no timer thread. Times are {@code System.nanoTime()} values
  *       compared by subtraction.
- *   <li>Grant rules: exclusive and write need no holder; fair needs no holder and the caller at the head
- *       of the queue (or an empty queue); read needs no other writer and no queued writer, unless it
- *       downgrades a held write; permits need fewer holders than permits.
+ *   <li>Who may be granted is decided by {@link dev.dlock.spi.GrantRules}, the rules the Java stores
+ *       share, from the resource's live holders, its writer and the head of its queue; a grant removes
+ *       the caller's own queue entry.
  *   <li>Fencing tokens of a resource only grow: each grant advances its counter by {@link #TOKEN_BLOCK}
  *       (the tokens in between are the engine's for hand-offs without the store). The counters live
  *       apart from the resources and outlive them, so neither a resource emptied and removed nor {@code
