@@ -19,10 +19,13 @@ import java.util.Objects;
  * <p>{@link #connect(String)} picks the backend by URI scheme among those on the class path: {@code
  * mem:} (in this jar, for tests and single-process apps), {@code redis://}, {@code zookeeper://}, {@code
  * jdbc:postgresql://} and so on from the backend modules. {@link #builder(String)} sets options first;
- * {@link #builder(LockBackendFactory)} reuses a client object the application already has.
+ * {@link #builder(LockBackendFactory)} reuses a client object the application already has, through a
+ * backend module's factory ({@code RedisBackends.of(redisClient)}, {@code JdbcBackends.of(dataSource)},
+ * ...). Here with the in-memory store; any other URI works the same:
  *
+ * <!-- example: lockclient-basic (LockClientExamplesTest; a test checks that both are the same) -->
  * <pre>{@code
- * try (LockClient client = LockClient.builder("redis://localhost:6379")
+ * try (LockClient client = LockClient.builder("mem:")
  *         .leaseTime(Duration.ofSeconds(30))
  *         .namespace("billing")
  *         .build()) {
@@ -30,6 +33,19 @@ import java.util.Objects;
  *     try (Lease lease = lock.acquire(Duration.ofSeconds(10))) {
  *         issueInvoices(lease.fencingToken());
  *     }
+ * }
+ * }</pre>
+ *
+ * <p>A caller that should not wait asks once; another holder makes the answer empty:
+ *
+ * <!-- example: lockclient-try (LockClientExamplesTest) -->
+ * <pre>{@code
+ * Optional<Lease> maybe = client.lock("nightly-export").tryAcquire();
+ * if (maybe.isEmpty()) {
+ *     return; // another process is exporting
+ * }
+ * try (Lease lease = maybe.get()) {
+ *     export(lease.fencingToken());
  * }
  * }</pre>
  *

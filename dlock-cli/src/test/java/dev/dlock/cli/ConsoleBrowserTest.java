@@ -2,6 +2,7 @@ package dev.dlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dlock.tck.RedisProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
+import dev.dlock.tck.RedisProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -116,9 +117,9 @@ class SecretsTest {
     @Test
     void redisPassword() throws Exception {
         try (RedisProcess redis = RedisProcess.start(SENTINEL)) {
-            everyCommand("redis://:" + SENTINEL + "@127.0.0.1:" + redis.port, "secret:redis");
+            everyCommand("redis://:" + SENTINEL + "@127.0.0.1:" + redis.port(), "secret:redis");
             CliProcesses.Result wrong =
-                    cli("status", "--backend", "redis://:" + WRONG + "@127.0.0.1:" + redis.port, "x");
+                    cli("status", "--backend", "redis://:" + WRONG + "@127.0.0.1:" + redis.port(), "x");
             assertThat(wrong.code()).isEqualTo(69);
             assertThat(wrong.err()).contains("redis://");
         }

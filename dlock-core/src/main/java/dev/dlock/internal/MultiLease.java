@@ -8,8 +8,19 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The lease of a multi-lock: valid while every part is; lost as soon as one part is lost; closing
- * releases every part (all are attempted even if one fails).
+ * The lease of a multi-lock: a view over the leases of its parts, made by {@link MultiLockHandle} once
+ * every part is granted.
+ *
+ * <p>Invariants: valid while every part is; lost as soon as one part is lost ({@link #whenLost()}
+ * completes with that part's signal); {@link #remaining()} and {@link #heldFor()} are the smallest of the
+ * parts'; {@link #extend} extends each part; closing releases every part, attempting all even if one
+ * fails and then throwing the first failure, and cancels {@code whenLost()} if nothing was lost.
+ *
+ * <p>Why a view and not a lease of its own: a multi-lock has no identity in the store, only its parts
+ * do. Each part is renewed by the engine's watchdog, loses and releases exactly as a single lease, so
+ * this class adds no timer and no store call. For the same reason it has no fencing token: the parts'
+ * tokens come from different counters and no one number could order multi-leases; {@link #fencingToken()}
+ * says to use {@link #parts()}.
  */
 final class MultiLease implements HeldLease {
     private final List<LeaseImpl> parts;

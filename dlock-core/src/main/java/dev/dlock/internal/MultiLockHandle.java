@@ -11,11 +11,30 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A lock over several exclusive locks, taken in name order within one deadline, all or nothing.
  *
- * <p>Sorting makes two multi-locks over overlapping names take their common names in the same order,
- * so they cannot deadlock. If any part cannot be had before the deadline, the parts already taken are
- * released before the failure is reported. Cancelling cancels the part being waited for and releases the
- * rest. A part that expires or is lost while a later part is awaited makes the run release everything
- * and start over within the same deadline, so a multi-lease is never handed out with a dead part.
+ * <p>Each acquisition is a {@code Run}: a chain of ordinary single-name acquisitions through the engine,
+ * one part at a time in the order of {@code keys} (sorted by name by the engine), all sharing the run's
+ * deadline. The parts are plain leases; the run hands out a {@link MultiLease} over them once the last
+ * part is granted.
+ *
+ * <p>Invariants:
+ *
+ * <ul>
+ *   <li>Sorting makes two multi-locks over overlapping names take their common names in the same order,
+ *       so they cannot deadlock.
+ *   <li>All or nothing: if any part cannot be had before the deadline, the parts already taken are
+ *       released before the failure is reported. Cancelling cancels the part being waited for and
+ *       releases the rest; a result that loses a race with cancellation releases what it got.
+ *   <li>At most one part is in flight per run, and the wait left for it is what remains of the deadline.
+ *   <li>A part that expires or is lost while a later part is awaited makes the run release everything and
+ *       start over within the same deadline, so a multi-lease is never handed out with a dead part.
+ * </ul>
+ *
+ * <p>Why parts one by one through the engine instead of a multi-key operation in the store: every
+ * backend then supports multi-locks without an SPI method of its own, and each part waits, wakes,
+ * renews and fences exactly like a single lock. Taking parts in parallel would be faster, but two
+ * overlapping multi-locks could then each hold some of the other's names and have to back off and
+ * retry. The cost is one store round trip per part, and the multi-lock is not atomic in the store: others
+ * can see some parts held before the rest are.
  */
 final class MultiLockHandle extends ThreadOwnedLock {
     private final List<LockKey> keys;

@@ -44,6 +44,40 @@ import java.util.concurrent.locks.ReentrantLock;
  *     store.comeBack();
  * }
  * }</pre>
+ *
+ * <h2>Design</h2>
+ *
+ * <p>The store is the reference the contract suite holds every other backend to, so it is built to be
+ * obviously right rather than fast: one map from resource (namespace, kind, name) to its holders and its
+ * queue, one lock around every primitive, and primitives that run to completion on the caller's thread
+ * ({@code MemoryBackend} wraps their results in completed stages). Holders map an owner to its fencing
+ * token, mode and expiry; the queue maps an owner to the expiry of its place (fair-lock waiters, and
+ * writers waiting on a read-write lock, which read grants then yield to).
+ *
+ * <p>Invariants:
+ *
+ * <ul>
+ *   <li>Expiry is lazy, as in the real stores (Redis key TTLs, {@code expires_at} columns): each primitive
+ *       first drops the expired holders and queue entries of the resource it touches, so an expired
+ *       hold is never seen, and there is no timer thread. Times are {@code System.nanoTime()} values
+ *       compared by subtraction.
+ *   <li>Who may be granted is decided by {@link dev.dlock.spi.GrantRules}, the rules the Java stores
+ *       share, from the resource's live holders, its writer and the head of its queue; a grant removes
+ *       the caller's own queue entry.
+ *   <li>Fencing tokens of a resource only grow: each grant advances its counter by {@link #TOKEN_BLOCK}
+ *       (the tokens in between are the engine's for hand-offs without the store). The counters live
+ *       apart from the resources and outlive them, so neither a resource emptied and removed nor {@code
+ *       forceRelease} makes a token repeat.
+ *   <li>A resource without holders and queue entries is removed, so the map does not grow with every
+ *       name ever locked (the counters do, by one number per name).
+ *   <li>Wake-ups go out after the lock is dropped, on the thread that released; a fair release names the
+ *       owner at the head of the queue, the one waiter that can be granted.
+ *   <li>Down ({@link #goDown()}) only stops answering: state stays and keeps expiring by the clock, as a
+ *       live server's would while the network is cut.
+ * </ul>
+ *
+ * <p>Stores are named and shared JVM-wide so that several {@code LockClient}s in one test behave like
+ * several processes against one server.
  */
 public final class MemoryStore {
     private static final ConcurrentHashMap<String, MemoryStore> STORES = new ConcurrentHashMap<>();

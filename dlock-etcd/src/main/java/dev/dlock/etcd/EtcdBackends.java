@@ -5,15 +5,20 @@ import io.etcd.jetcd.Client;
 import java.util.Objects;
 
 /**
- * Factories for etcd backends built from a jetcd client the application already has.
+ * Factories for etcd backends built from a jetcd client the application already has ({@code endpoint}
+ * is for example {@code "http://etcd1:2379"}; several may be given). There are no options to set here:
+ * the client carries them.
  *
+ * <!-- example: etcd-client (EtcdBackendsExamplesTest; a test checks that both are the same) -->
  * <pre>{@code
- * Client etcd = Client.builder().endpoints("http://etcd1:2379", "http://etcd2:2379").build();
+ * Client etcd = Client.builder().endpoints(endpoint).build();
  * try (LockClient locks = LockClient.builder(EtcdBackends.of(etcd)).build()) {
  *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
  *         // pass lease.fencingToken() (an etcd revision) to the resource you protect
+ *         writeReport(lease.fencingToken());
  *     }
  * }
+ * etcd.close();
  * }</pre>
  *
  * <p>The client keeps its own settings (endpoints, TLS, authentication, and its key namespace, under which

@@ -22,6 +22,18 @@ import java.util.function.Function;
  * <p>Every time the backend stores or compares is milliseconds since the epoch by the database's clock,
  * computed in SQL ({@link #nowMillis}); the JVM's clock is never sent. The expressions avoid session time
  * zones: PostgreSQL and H2 take the epoch of a zoned timestamp, MySQL counts from the epoch in UTC.
+ *
+ * <p>Invariants: a dialect is fixed when the backend opens (from the URL's sub-protocol, or from the
+ * product name the driver reports for a {@code DataSource}) and never changes; MySQL and MariaDB are one
+ * dialect, since the statements dlock needs are the same on both. Each dialect's DDL ships as a resource
+ * with a {@code ${prefix}} placeholder, is idempotent ({@code IF NOT EXISTS}) and is split by {@link
+ * #ddl} at lines ending in {@code ;}, skipping whole-line {@code --} comments: the shipped files keep to
+ * that form.
+ *
+ * <p>Why an enum of data plus a statement class per database: the set of databases is closed and known
+ * at compile time, so the table code can take a dialect without a default case, and adding a database is
+ * one constant, one statement class (extending {@link PortableSql} where the portable SQL is not enough)
+ * and one DDL file, with no edit to the backend's logic.
  */
 enum Dialect {
     /** PostgreSQL 10 or newer. */

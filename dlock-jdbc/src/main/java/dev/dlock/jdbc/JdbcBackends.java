@@ -21,19 +21,25 @@ import javax.sql.DataSource;
  *
  * <h2>Connecting</h2>
  *
- * <p>With a {@code DataSource} the application already has (any pool):
+ * <p>With a {@code DataSource} the application already has (any pool): {@code JdbcBackends.of(dataSource)}
+ * with the default settings, or {@code JdbcBackends.builder(dataSource)} to set them first:
  *
+ * <!-- example: jdbc-datasource (JdbcBackendsExamplesTest; a test checks that both are the same) -->
  * <pre>{@code
- * LockClient client = LockClient.builder(JdbcBackends.of(dataSource)).build();
+ * LockBackendFactory backend = JdbcBackends.builder(dataSource)
+ *         .tablePrefix("app_lock_")
+ *         .createTables(true)
+ *         .build();
+ * try (LockClient locks = LockClient.builder(backend).build()) {
+ *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
+ *         writeReport(lease.fencingToken());
+ *     }
+ * }
  * }</pre>
  *
  * <p>Or by URI, for which the backend makes its own HikariCP pool with connect and socket timeouts taken
- * from the client's operation timeout:
- *
- * <pre>{@code
- * LockClient client = LockClient.connect(
- *         "jdbc:postgresql://db:5432/app?user=app&password=secret&dlock.createTables=true");
- * }</pre>
+ * from the client's operation timeout: {@code
+ * LockClient.connect("jdbc:postgresql://db:5432/app?user=app&password=secret&dlock.createTables=true")}.
  *
  * <p>URI parameters of dlock (removed before the URL reaches the driver): {@code dlock.tablePrefix}
  * (default {@code dlock_}), {@code dlock.createTables} (default false), {@code dlock.advisory} (default

@@ -85,7 +85,7 @@ final class EvictionCheck {
                 + "': under memory pressure it may evict " + what
                 + " and then grant a lock that is still held. Set it to noeviction (CONFIG SET maxmemory-policy"
                 + " noeviction, and in redis.conf), or accept the risk explicitly with the URI option"
-                + " allowEviction=true (RedisBackendFactory.allowingEviction())");
+                + " allowEviction=true (RedisBackends.builder(...).allowEviction(true))");
     }
 
     /** The refusal of an evicting server. */

@@ -8,15 +8,11 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Opens Redis backends for lock clients; made by {@link RedisBackends}. Immutable: {@link
- * #withReplicaAcks} returns a new factory.
- *
- * <pre>{@code
- * LockClient client = LockClient.builder(RedisBackends.of(redisClient).withReplicaAcks(1, Duration.ofMillis(50)))
- *         .build();
- * }</pre>
+ * Opens Redis backends for lock clients; made by {@link RedisBackends} and its builder. Immutable: the
+ * {@code with...} methods return a new factory, so one factory can open backends for many clients, each
+ * with its own connections (the {@link Opener} is called once per open).
  */
-public final class RedisBackendFactory implements LockBackendFactory {
+final class RedisBackendFactory implements LockBackendFactory {
     /** Opens the connections of one backend, given the operation timeout and whether to add the WAIT one. */
     @FunctionalInterface
     interface Opener {
@@ -45,35 +41,13 @@ public final class RedisBackendFactory implements LockBackendFactory {
         this.allowEviction = allowEviction;
     }
 
-    /**
-     * A factory whose backends accept a server with an evicting {@code maxmemory-policy}. By default
-     * opening a backend refuses one with {@link LockBackendException}: under {@code volatile-*} Redis may
-     * evict the keys of a live hold, under {@code allkeys-*} the fencing-token counters too, and either
-     * breaks mutual exclusion. Use this only when the server can never reach its memory limit. The URI
-     * option is {@code allowEviction=true}.
-     *
-     * @return a new factory with the check off
-     */
-    public RedisBackendFactory allowingEviction() {
-        return new RedisBackendFactory(opener, description, cluster, replicaAcks, replicaAckTimeout, true);
+    /** A factory whose backends accept (true) or refuse (false) an evicting server; see the builder. */
+    RedisBackendFactory withAllowEviction(boolean allow) {
+        return new RedisBackendFactory(opener, description, cluster, replicaAcks, replicaAckTimeout, allow);
     }
 
-    /**
-     * A factory whose backends make every grant and renewal wait until {@code replicas} replicas have
-     * acknowledged it ({@code WAIT replicas timeout}); a grant with too few acknowledgements is given back
-     * and the acquisition fails with {@link LockBackendException}. Off by default.
-     *
-     * <p>This narrows, but does not close, the window in which a failover loses a lock: Redis replication
-     * stays asynchronous, a replica that acknowledged may still not be the one promoted, and {@code WAIT}
-     * does not make Redis a consensus store. Fencing tokens remain the safety net. Each grant and renewal
-     * takes one extra command on a connection reserved for them. Not available for Cluster.
-     *
-     * @param replicas how many replicas must acknowledge, at least 1
-     * @param timeout how long to wait for them; positive and shorter than the client's operation timeout
-     * @return a new factory with the option set
-     * @throws IllegalArgumentException for a bad value, or for a Cluster factory
-     */
-    public RedisBackendFactory withReplicaAcks(int replicas, Duration timeout) {
+    /** A factory whose grants and renewals wait for replica acknowledgements; see the builder. */
+    RedisBackendFactory withReplicaAcks(int replicas, Duration timeout) {
         if (replicas < 1) {
             throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
         }
@@ -94,7 +68,7 @@ public final class RedisBackendFactory implements LockBackendFactory {
      * @param context the client's operation timeout and callbacks
      * @return an open backend
      * @throws LockBackendException when Redis cannot be reached, or its {@code maxmemory-policy} evicts
-     *     (see {@link #allowingEviction()})
+     *     (see {@link RedisBackends.Builder#allowEviction(boolean)})
      * @throws IllegalArgumentException when the replica acknowledgement timeout is not shorter than the
      *     operation timeout
      */

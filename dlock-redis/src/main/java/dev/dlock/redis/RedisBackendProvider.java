@@ -20,16 +20,16 @@ import dev.dlock.spi.LockBackendProvider;
  *       rediss-cluster://} for TLS. The hosts are seeds; the rest of the Cluster is discovered.
  *   <li>Redlock: {@code redlock://[[user:]password@]host:port,host:port,host:port[/database][?options]};
  *       {@code redlocks://} for TLS. The hosts are independent masters (an odd number, at least 3), each
- *       with the same credentials; see {@link RedlockBackendFactory}.
+ *       with the same credentials; see {@link RedlockBackends}.
  * </ul>
  *
  * <p>Options of every form: {@code allowEviction=true} accepts a server whose {@code maxmemory-policy}
- * evicts (refused by default; see {@link RedisBackendFactory#allowingEviction()}). Redlock's own: {@code
- * minUptime=30s} (see {@link RedlockBackendFactory#withMinUptime}) and {@code masterTimeout=100ms} (see
- * {@link RedlockBackendFactory#withMasterTimeout}).
+ * evicts (refused by default; see {@link RedisBackends.Builder#allowEviction}). Redlock's own: {@code
+ * minUptime=30s} (see {@link RedlockBackends.Builder#minUptime}) and {@code masterTimeout=100ms} (see
+ * {@link RedlockBackends.Builder#masterTimeout}).
  *
  * <p>Options of this backend: {@code waitReplicas=N&waitTimeout=50ms} (standalone and Sentinel) turns on
- * replica acknowledgements, see {@link RedisBackendFactory#withReplicaAcks}. Every other query option is
+ * replica acknowledgements, see {@link RedisBackends.Builder#replicaAcks}. Every other query option is
  * Lettuce's (for example {@code verifyPeer=CA} or {@code clientName=billing}); the timeout is always the
  * lock client's operation timeout.
  */
@@ -46,6 +46,6 @@ public final class RedisBackendProvider implements LockBackendProvider {
     @Override
     public LockBackendFactory factory(String uri) {
         String scheme = RedisUris.scheme(uri);
-        return scheme != null && scheme.startsWith("redlock") ? RedisBackends.redlock(uri) : RedisBackends.uri(uri);
+        return scheme != null && scheme.startsWith("redlock") ? RedlockBackends.of(uri) : RedisBackends.of(uri);
     }
 }

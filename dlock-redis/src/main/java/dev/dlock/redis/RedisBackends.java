@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.spi.LockBackendFactory;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionException;
@@ -12,18 +13,19 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Factories for the Redis backend, from a URI or from a Lettuce client the application already has.
+ * Factories for the Redis backend: {@code of(...)} with default settings, {@code builder(...)} to set
+ * options first; from a URI or from a Lettuce client the application already has. Redlock over several
+ * independent masters is {@link RedlockBackends}.
  *
  * <h2>From a URI</h2>
  *
  * <p>{@code LockClient.connect("redis://localhost:6379")} finds this backend by its scheme; {@link
- * #uri(String)} does the same explicitly. The backend then owns its Lettuce client: command timeouts and
+ * #of(String)} does the same explicitly. The backend then owns its Lettuce client: command timeouts and
  * the connect timeout are the lock client's operation timeout, a dead server makes commands fail at once
  * instead of queueing them, the client reconnects by itself (backing off up to 1 s), and lock commands
  * in flight when a connection breaks are failed, never replayed. URI syntax: see {@link
@@ -31,10 +33,16 @@ import java.util.concurrent.TimeUnit;
  *
  * <h2>From a Lettuce client</h2>
  *
+ * <!-- example: redis-client (RedisBackendsExamplesTest; a test checks that both are the same) -->
  * <pre>{@code
- * RedisClient redis = RedisClient.create("redis://localhost:6379");
- * try (LockClient locks = LockClient.builder(RedisBackends.of(redis)).build()) {
- *     ...
+ * RedisClient redis = RedisClient.create(redisUri);
+ * LockBackendFactory backend = RedisBackends.builder(redis)
+ *         .replicaAcks(1, Duration.ofMillis(50))
+ *         .build();
+ * try (LockClient locks = LockClient.builder(backend).build()) {
+ *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
+ *         writeReport(lease.fencingToken());
+ *     }
  * }
  * redis.shutdown();
  * }</pre>
@@ -49,18 +57,51 @@ public final class RedisBackends {
     private RedisBackends() {}
 
     /**
-     * A factory for the servers a URI names.
+     * A factory for the servers a URI names, with the options the URI gives.
      *
      * @param uri a {@code redis://}, {@code rediss://}, {@code redis-sentinel://}, {@code rediss-sentinel://},
      *     {@code redis-cluster://} or {@code rediss-cluster://} URI
-     * @return a factory; nothing connects until it is opened
+     * @return a factory for {@code LockClient.builder(LockBackendFactory)}; nothing connects until it is
+     *     opened
      * @throws IllegalArgumentException naming what is wrong with the URI
      */
-    public static RedisBackendFactory uri(String uri) {
+    public static LockBackendFactory of(String uri) {
+        return builder(uri).build();
+    }
+
+    /**
+     * A factory that opens connections from an existing standalone or Sentinel client.
+     *
+     * @param client a client created with a default URI; stays owned by the caller
+     * @return a factory for {@code LockClient.builder(LockBackendFactory)}
+     */
+    public static LockBackendFactory of(RedisClient client) {
+        return builder(client).build();
+    }
+
+    /**
+     * A factory that opens connections from an existing Cluster client.
+     *
+     * @param client a Cluster client; stays owned by the caller
+     * @return a factory for {@code LockClient.builder(LockBackendFactory)}
+     */
+    public static LockBackendFactory of(RedisClusterClient client) {
+        return builder(client).build();
+    }
+
+    /**
+     * Starts configuring a backend for the servers a URI names; the URI's own options ({@code
+     * allowEviction}, {@code waitReplicas}, {@code waitTimeout}) are the builder's starting values.
+     *
+     * @param uri as for {@link #of(String)}
+     * @return a builder
+     * @throws IllegalArgumentException naming what is wrong with the URI
+     */
+    public static Builder builder(String uri) {
         RedisUris.Parsed parsed = RedisUris.parse(uri);
         if (parsed.topology() == RedisUris.Topology.REDLOCK) {
             throw new IllegalArgumentException("'" + RedisUris.redact(uri)
-                    + "' is a Redlock URI: use RedisBackends.redlock(String) or LockClient.connect");
+                    + "' is a Redlock URI: use RedlockBackends.of(String) or LockClient.connect");
         }
         String description = RedisUris.redact(uri);
         // Each open parses again: Lettuce URIs are mutable, so every backend gets its own.
@@ -80,18 +121,24 @@ public final class RedisBackends {
                         0,
                         null,
                         parsed.allowEviction());
-        return parsed.replicaAcks() > 0
-                ? factory.withReplicaAcks(parsed.replicaAcks(), parsed.replicaAckTimeout())
-                : factory;
+        return new Builder(
+                parsed.replicaAcks() > 0
+                        ? factory.withReplicaAcks(parsed.replicaAcks(), parsed.replicaAckTimeout())
+                        : factory);
     }
 
     /**
-     * A factory that opens connections from an existing standalone or Sentinel client.
+     * Starts configuring a backend that opens connections from an existing standalone or Sentinel client.
      *
      * @param client a client created with a default URI; stays owned by the caller
-     * @return a factory
+     * @return a builder
      */
-    public static RedisBackendFactory of(RedisClient client) {
+    public static Builder builder(RedisClient client) {
+        return new Builder(fromClient(client));
+    }
+
+    /** The default factory over a standalone or Sentinel client the caller keeps owning. */
+    static RedisBackendFactory fromClient(RedisClient client) {
         Objects.requireNonNull(client, "client must not be null");
         return new RedisBackendFactory(
                 (timeout, acks) -> Connections.standalone(client, null, timeout, acks, () -> {}),
@@ -103,86 +150,80 @@ public final class RedisBackends {
     }
 
     /**
-     * A factory that opens connections from an existing Cluster client.
+     * Starts configuring a backend that opens connections from an existing Cluster client.
      *
      * @param client a Cluster client; stays owned by the caller
-     * @return a factory
+     * @return a builder
      */
-    public static RedisBackendFactory of(RedisClusterClient client) {
+    public static Builder builder(RedisClusterClient client) {
         Objects.requireNonNull(client, "client must not be null");
-        return new RedisBackendFactory(
+        return new Builder(new RedisBackendFactory(
                 (timeout, acks) -> Connections.cluster(client, timeout, () -> {}),
                 "a RedisClusterClient",
                 true,
                 0,
                 null,
-                false);
+                false));
     }
 
-    /**
-     * A Redlock factory for the masters a {@code redlock://} or {@code redlocks://} URI names.
-     *
-     * @param uri {@code redlock://[[user:]password@]host:port,host:port,host:port[/database][?options]}
-     * @return a factory; nothing connects until it is opened
-     * @throws IllegalArgumentException naming what is wrong with the URI, or when it names fewer than 3
-     *     masters or an even number of them
-     */
-    public static RedlockBackendFactory redlock(String uri) {
-        RedisUris.Parsed parsed = RedisUris.parse(uri);
-        if (parsed.topology() != RedisUris.Topology.REDLOCK) {
-            throw new IllegalArgumentException(
-                    "not a Redlock URI: '" + RedisUris.redact(uri) + "'; expected redlock:// or redlocks://");
+    /** Settings of a Redis backend. Every setter validates at once. */
+    public static final class Builder {
+        private RedisBackendFactory factory;
+
+        private Builder(RedisBackendFactory factory) {
+            this.factory = factory;
         }
-        List<String> names = new ArrayList<>();
-        List<RedisBackendFactory> masters = new ArrayList<>();
-        for (int i = 0; i < parsed.servers().size(); i++) {
-            int index = i;
-            RedisURI server = parsed.servers().get(i);
-            String name = server.getHost() + ":" + server.getPort();
-            names.add(name);
-            masters.add(new RedisBackendFactory(
-                    (timeout, acks) ->
-                            openStandalone(RedisUris.parse(uri).servers().get(index), timeout, false),
-                    name,
-                    false,
-                    0,
-                    null,
-                    false));
+
+        /**
+         * Makes every grant and renewal wait until {@code replicas} replicas have acknowledged it ({@code
+         * WAIT replicas timeout}); a grant with too few acknowledgements is given back and the acquisition
+         * fails with {@link dev.dlock.LockBackendException}. Off by default; the URI options are {@code
+         * waitReplicas=N&waitTimeout=50ms}.
+         *
+         * <p>This narrows, but does not close, the window in which a failover loses a lock: Redis
+         * replication stays asynchronous, a replica that acknowledged may still not be the one promoted,
+         * and {@code WAIT} does not make Redis a consensus store. Fencing tokens remain the safety net.
+         * Each grant and renewal takes one extra command on a connection reserved for them. Not available
+         * for Cluster. The timeout must be shorter than the lock client's operation timeout (checked when
+         * the backend opens).
+         *
+         * @param replicas how many replicas must acknowledge, at least 1
+         * @param timeout how long to wait for them; positive
+         * @return this builder
+         * @throws IllegalArgumentException for a bad value, or for a Cluster backend
+         */
+        public Builder replicaAcks(int replicas, Duration timeout) {
+            factory = factory.withReplicaAcks(replicas, timeout);
+            return this;
         }
-        RedlockBackendFactory factory = new RedlockBackendFactory(names, masters, false, null, null);
-        if (parsed.allowEviction()) {
-            factory = factory.allowingEviction();
+
+        /**
+         * Whether to accept a server with an evicting {@code maxmemory-policy}. Default false: opening a
+         * backend refuses one with {@link dev.dlock.LockBackendException}, because under {@code
+         * volatile-*} Redis may evict the keys of a live hold, under {@code allkeys-*} the fencing-token
+         * counters too, and either breaks mutual exclusion. Allow it only when the server can never reach
+         * its memory limit. The URI option is {@code allowEviction=true}.
+         *
+         * @param allow true to skip the check
+         * @return this builder
+         */
+        public Builder allowEviction(boolean allow) {
+            factory = factory.withAllowEviction(allow);
+            return this;
         }
-        if (parsed.minUptime() != null) {
-            factory = factory.withMinUptime(parsed.minUptime());
+
+        /**
+         * The factory to pass to {@code LockClient.builder(LockBackendFactory)}.
+         *
+         * @return a factory; nothing connects until it is opened
+         */
+        public LockBackendFactory build() {
+            return factory;
         }
-        if (parsed.masterTimeout() != null) {
-            factory = factory.withMasterTimeout(parsed.masterTimeout());
-        }
-        return factory;
     }
 
-    /**
-     * A Redlock factory over existing standalone clients, one per independent master (each with a
-     * default URI). The clients stay owned by the caller, as with {@link #of(RedisClient)}.
-     *
-     * @param masters at least 3 clients, an odd number of them
-     * @return a factory
-     * @throws IllegalArgumentException for fewer than 3 clients or an even number of them
-     */
-    public static RedlockBackendFactory redlock(RedisClient... masters) {
-        Objects.requireNonNull(masters, "masters must not be null");
-        RedlockBackendFactory.checkMasterCount(masters.length);
-        List<String> names = new ArrayList<>();
-        List<RedisBackendFactory> factories = new ArrayList<>();
-        for (int i = 0; i < masters.length; i++) {
-            names.add("master " + (i + 1));
-            factories.add(of(Objects.requireNonNull(masters[i], "master " + (i + 1) + " must not be null")));
-        }
-        return new RedlockBackendFactory(names, factories, false, null, null);
-    }
-
-    private static Connections openStandalone(RedisURI server, Duration timeout, boolean acks) {
+    /** Opens the connections of one standalone master from a server URI; the client is the backend's own. */
+    static Connections openStandalone(RedisURI server, Duration timeout, boolean acks) {
         ClientResources resources = SharedResources.acquire();
         RedisClient client;
         try {

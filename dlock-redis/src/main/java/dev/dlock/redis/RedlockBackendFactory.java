@@ -11,23 +11,12 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Opens Redlock backends: locks granted by a majority of N independent Redis masters. Made by {@link
- * RedisBackends#redlock} or from a {@code redlock://} URI. Immutable: the {@code with...} methods return
- * a new factory.
- *
- * <pre>{@code
- * LockClient client = LockClient.builder(RedisBackends.redlock(a, b, c)
- *                 .withMinUptime(Duration.ofSeconds(30)))
- *         .build();
- * }</pre>
- *
- * <p>What Redlock guarantees and what not is in {@code docs/dlock-redlock.md}; in short: exclusion while
- * at most a minority of masters misbehaves and no master loses its data in a restart without staying out
- * for one maximum lease time ({@link #withMinUptime} enforces that), fencing tokens that strictly
- * increase while at most a minority loses state, and no fair locks or semaphores ({@code fairLock()} and
- * {@code semaphore()} throw {@link UnsupportedOperationException}).
+ * Opens Redlock backends: locks granted by a majority of N independent Redis masters, one {@link
+ * RedisBackendFactory} per master. Made by {@link RedlockBackends} and its builder (where the options
+ * and what Redlock guarantees are described). Immutable: the {@code with...} methods return a new
+ * factory.
  */
-public final class RedlockBackendFactory implements LockBackendFactory {
+final class RedlockBackendFactory implements LockBackendFactory {
     private final List<String> names;
     private final List<RedisBackendFactory> masters;
     private final boolean allowEviction;
@@ -56,41 +45,19 @@ public final class RedlockBackendFactory implements LockBackendFactory {
         }
     }
 
-    /**
-     * A factory whose backends refuse the vote of a master that has been up for less than {@code
-     * uptime}: the delayed-restart rule. A master restarted without persistence has forgotten the holds
-     * it granted; if it votes again at once, a second client can gather a majority while the first still
-     * holds. Set {@code uptime} to the longest lease any client uses (renewed leases included: the lease
-     * time, not the hold time). Costs one {@code INFO server} per master and acquisition, pipelined with
-     * it. Off by default.
-     *
-     * @param uptime positive
-     * @return a new factory with the check on
-     */
-    public RedlockBackendFactory withMinUptime(Duration uptime) {
+    /** A factory with the delayed-restart rule on; see {@link RedlockBackends.Builder#minUptime}. */
+    RedlockBackendFactory withMinUptime(Duration uptime) {
         return new RedlockBackendFactory(names, masters, allowEviction, positive(uptime, "minUptime"), masterTimeout);
     }
 
-    /**
-     * A factory whose backends wait at most {@code timeout} for each master's answer to a lock request
-     * (acquire, token write-back, renewal). By default a tenth of the lease (at least 10 ms). Always capped
-     * at a quarter of the operation timeout, so that every operation ends within it.
-     *
-     * @param timeout positive
-     * @return a new factory
-     */
-    public RedlockBackendFactory withMasterTimeout(Duration timeout) {
+    /** A factory with a per-master answer timeout; see {@link RedlockBackends.Builder#masterTimeout}. */
+    RedlockBackendFactory withMasterTimeout(Duration timeout) {
         return new RedlockBackendFactory(names, masters, allowEviction, minUptime, positive(timeout, "masterTimeout"));
     }
 
-    /**
-     * A factory whose backends accept masters with an evicting {@code maxmemory-policy}; see {@link
-     * RedisBackendFactory#allowingEviction()}.
-     *
-     * @return a new factory with the check off
-     */
-    public RedlockBackendFactory allowingEviction() {
-        return new RedlockBackendFactory(names, masters, true, minUptime, masterTimeout);
+    /** A factory whose backends accept (true) or refuse (false) evicting masters. */
+    RedlockBackendFactory withAllowEviction(boolean allow) {
+        return new RedlockBackendFactory(names, masters, allow, minUptime, masterTimeout);
     }
 
     private static Duration positive(Duration value, String name) {
@@ -114,7 +81,7 @@ public final class RedlockBackendFactory implements LockBackendFactory {
     public LockBackend open(BackendContext context) {
         List<RedlockMaster> opened = new ArrayList<>();
         for (int i = 0; i < masters.size(); i++) {
-            RedisBackendFactory factory = allowEviction ? masters.get(i).allowingEviction() : masters.get(i);
+            RedisBackendFactory factory = allowEviction ? masters.get(i).withAllowEviction(true) : masters.get(i);
             opened.add(new RedlockMaster(names.get(i), factory, context));
         }
         RuntimeException[] failures = new RuntimeException[opened.size()];

@@ -21,12 +21,33 @@ class EvictionCheckTest {
                 try (LockClient client = LockClient.connect(server.uri() + "?allowEviction=true")) {
                     client.lock("a").tryAcquire().orElseThrow().close();
                 }
-                try (LockClient client = LockClient.builder(
-                                RedisBackends.uri(server.uri()).allowingEviction())
+                try (LockClient client = LockClient.builder(RedisBackends.builder(server.uri())
+                                .allowEviction(true)
+                                .build())
                         .build()) {
                     client.lock("a").tryAcquire().orElseThrow().close();
                 }
             }
+        }
+    }
+
+    @Test
+    void theBuilderOverridesTheUrisOption() {
+        try (RedisServer server = RedisServer.start("--maxmemory-policy", "allkeys-lru")) {
+            assertThatThrownBy(() -> LockClient.builder(RedisBackends.builder(server.uri() + "?allowEviction=true")
+                                    .allowEviction(false)
+                                    .build())
+                            .build())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("maxmemory-policy 'allkeys-lru'");
+            String redlock = "redlock://127.0.0.1:" + server.port() + ",127.0.0.1:" + server.port() + ",127.0.0.1:"
+                    + server.port() + "?allowEviction=true";
+            assertThatThrownBy(() -> LockClient.builder(RedlockBackends.builder(redlock)
+                                    .allowEviction(false)
+                                    .build())
+                            .build())
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("maxmemory-policy 'allkeys-lru'");
         }
     }
 

@@ -39,7 +39,7 @@ class ExclusiveFastPathTest {
     static void start() {
         server = RedisServer.start();
         backend = (RedisBackend)
-                RedisBackends.uri(server.uri()).open(new BackendContext(null, Duration.ofSeconds(5), reason -> {}));
+                RedisBackends.of(server.uri()).open(new BackendContext(null, Duration.ofSeconds(5), reason -> {}));
     }
 
     @AfterAll

@@ -58,7 +58,7 @@ class RedlockApiTest {
         RedisClient a = RedisClient.create("redis://127.0.0.1:1");
         RedisClient b = RedisClient.create("redis://127.0.0.1:2");
         try {
-            assertThatThrownBy(() -> RedisBackends.redlock(a, b))
+            assertThatThrownBy(() -> RedlockBackends.of(a, b))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("got 2");
         } finally {
@@ -74,7 +74,7 @@ class RedlockApiTest {
                     .map(server -> RedisClient.create(server.uri()))
                     .toArray(RedisClient[]::new);
             try (LockClient client =
-                    LockClient.builder(RedisBackends.redlock(clients)).build()) {
+                    LockClient.builder(RedlockBackends.of(clients)).build()) {
                 assertThatThrownBy(() -> client.fairLock("f"))
                         .isInstanceOf(UnsupportedOperationException.class)
                         .hasMessageContaining("fair locks")

@@ -102,13 +102,13 @@ class ReplicationTest {
 
     @Test
     void replicaAcknowledgementOptionsAreValidated() {
-        assertThatThrownBy(() -> RedisBackends.uri("redis://localhost?waitReplicas=1"))
+        assertThatThrownBy(() -> RedisBackends.of("redis://localhost?waitReplicas=1"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("together");
-        assertThatThrownBy(() -> RedisBackends.uri("redis://localhost?waitReplicas=0&waitTimeout=1s"))
+        assertThatThrownBy(() -> RedisBackends.of("redis://localhost?waitReplicas=0&waitTimeout=1s"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("waitReplicas");
-        assertThatThrownBy(() -> RedisBackends.uri("redis-cluster://localhost:7000?waitReplicas=1&waitTimeout=1s"))
+        assertThatThrownBy(() -> RedisBackends.of("redis-cluster://localhost:7000?waitReplicas=1&waitTimeout=1s"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not for Cluster");
         assertThatThrownBy(() -> LockClient.builder("redis://localhost?waitReplicas=1&waitTimeout=5s")

@@ -1,7 +1,6 @@
 package dev.dlock.spring;
 
 import dev.dlock.jdbc.JdbcBackends;
-import dev.dlock.redis.RedisBackendFactory;
 import dev.dlock.redis.RedisBackends;
 import dev.dlock.spi.LockBackendFactory;
 import dev.dlock.zookeeper.ZooKeeperBackends;
@@ -65,13 +64,13 @@ class DlockBackendsConfiguration {
                             + " disconnectedBehavior(REJECT_COMMANDS), or give dlock its own client with"
                             + " dlock.uri");
                 }
-                RedisBackendFactory backend = client instanceof RedisClusterClient cluster
-                        ? RedisBackends.of(cluster)
-                        : RedisBackends.of((RedisClient) client);
+                RedisBackends.Builder backend = client instanceof RedisClusterClient cluster
+                        ? RedisBackends.builder(cluster)
+                        : RedisBackends.builder((RedisClient) client);
                 if (redis.getReplicaAcks() > 0) {
-                    backend = backend.withReplicaAcks(redis.getReplicaAcks(), redis.getReplicaAckTimeout());
+                    backend.replicaAcks(redis.getReplicaAcks(), redis.getReplicaAckTimeout());
                 }
-                return backend.open(context);
+                return backend.build().open(context);
             };
             return new BackendCandidate("redis", describe(connections), factory);
         }
@@ -139,7 +138,7 @@ class DlockBackendsConfiguration {
                     "zookeeper",
                     "ZooKeeper " + curator.getZookeeperClient().getCurrentConnectionString()
                             + " (the application's CuratorFramework)",
-                    ZooKeeperBackends.forCurator(curator));
+                    ZooKeeperBackends.of(curator));
         }
     }
 }

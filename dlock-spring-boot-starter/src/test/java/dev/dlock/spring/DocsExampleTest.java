@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
+import dev.dlock.tck.RedisProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -107,7 +108,7 @@ class DocsExampleTest {
 
     @Test
     void theDocumentedExampleWorks() throws Exception {
-        try (RedisServerProcess redis = RedisServerProcess.start()) {
+        try (RedisProcess redis = RedisProcess.start(null)) {
             String uri = "redis://127.0.0.1:" + redis.port();
             Map<String, Object> applicationYml = Map.of(
                     "dlock.uri", uri,

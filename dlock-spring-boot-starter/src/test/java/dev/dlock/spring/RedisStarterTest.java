@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
+import dev.dlock.tck.RedisProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -17,13 +18,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  * plus a start from a {@code redis://} URI.
  */
 class RedisStarterTest extends StarterContractTest {
-    private RedisServerProcess redis;
+    private RedisProcess redis;
     private int downPort;
 
     @Override
     void startStore() throws Exception {
-        redis = RedisServerProcess.start();
-        downPort = RedisServerProcess.freePort();
+        redis = RedisProcess.start(null);
+        downPort = RedisProcess.freePort();
     }
 
     @Override
@@ -80,8 +81,8 @@ class RedisStarterTest extends StarterContractTest {
 
     @Test
     void aRedlockUriIsAccepted() throws Exception {
-        try (RedisServerProcess second = RedisServerProcess.start();
-                RedisServerProcess third = RedisServerProcess.start()) {
+        try (RedisProcess second = RedisProcess.start(null);
+                RedisProcess third = RedisProcess.start(null)) {
             String uri = "redlock://127.0.0.1:" + redis.port() + ",127.0.0.1:" + second.port() + ",127.0.0.1:"
                     + third.port();
             try (ConfigurableApplicationContext byUri =

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dlock.LockClient;
+import dev.dlock.tck.RedisProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -51,7 +52,7 @@ class StarterSecretsTest {
     @Test
     void passwordsInTheUriNeverShow(CapturedOutput output) throws Exception {
         List<String> seen = new ArrayList<>();
-        try (RedisServerProcess redis = RedisServerProcess.start(SENTINEL)) {
+        try (RedisProcess redis = RedisProcess.start(SENTINEL)) {
             String base = "@127.0.0.1:" + redis.port();
             try (ConfigurableApplicationContext app =
                     start("redis://:" + SENTINEL + base, WebApplicationType.SERVLET)) {

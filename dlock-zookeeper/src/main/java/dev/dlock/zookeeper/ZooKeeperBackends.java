@@ -5,15 +5,20 @@ import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 
 /**
- * Factories for ZooKeeper backends built from a Curator client the application already has.
+ * Factories for ZooKeeper backends built from a Curator client the application already has ({@code
+ * connectString} is for example {@code "zk1:2181,zk2:2181,zk3:2181"}). There are no options to set here:
+ * the client carries them.
  *
+ * <!-- example: zookeeper-curator (ZooKeeperBackendsExamplesTest; a test checks that both are the same) -->
  * <pre>{@code
- * CuratorFramework curator = CuratorFrameworkFactory.newClient("zk1:2181,zk2:2181,zk3:2181",
- *         new ExponentialBackoffRetry(100, 3));
+ * CuratorFramework curator =
+ *         CuratorFrameworkFactory.newClient(connectString, new ExponentialBackoffRetry(100, 3));
  * curator.start();
- * try (LockClient locks = LockClient.builder(ZooKeeperBackends.forCurator(curator)).build()) {
+ * try (LockClient locks =
+ *         LockClient.builder(ZooKeeperBackends.of(curator)).build()) {
  *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
  *         // the lease lives as long as the ZooKeeper session: see Lease#isValid()
+ *         writeReport(lease.fencingToken());
  *     }
  * }
  * }</pre>
@@ -32,7 +37,7 @@ public final class ZooKeeperBackends {
      * @return a factory for {@code LockClient.builder(LockBackendFactory)}
      * @throws NullPointerException if {@code client} is null
      */
-    public static LockBackendFactory forCurator(CuratorFramework client) {
+    public static LockBackendFactory of(CuratorFramework client) {
         Objects.requireNonNull(client, "client must not be null");
         return context -> ZooKeeperBackend.open(client, false, 0, context);
     }

@@ -1,7 +1,7 @@
 /**
  * The ZooKeeper backend for dlock, on the Curator framework: {@code LockClient.connect("zookeeper://...")}
  * (see {@link dev.dlock.zookeeper.ZooKeeperBackendProvider}) or {@link
- * dev.dlock.zookeeper.ZooKeeperBackends#forCurator} for an existing {@code CuratorFramework}.
+ * dev.dlock.zookeeper.ZooKeeperBackends#of} for an existing {@code CuratorFramework}.
  *
  * <p>The lease of every hold is the ZooKeeper session: holds are ephemeral nodes, renewals send nothing,
  * and a session without a reply for nearly its timeout, lost or expired makes every lease of the client

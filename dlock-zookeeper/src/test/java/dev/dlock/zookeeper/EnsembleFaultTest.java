@@ -93,7 +93,7 @@ class EnsembleFaultTest {
                         .build()) {
             onlyThroughTheProxy.start();
             try (LockClient holder = LockClient.builder(
-                                    TestClients.recording(ZooKeeperBackends.forCurator(onlyThroughTheProxy)))
+                                    TestClients.recording(ZooKeeperBackends.of(onlyThroughTheProxy)))
                             .namespace("expiry")
                             .build();
                     LockClient other = client(ensemble.connectString(), "expiry")) {

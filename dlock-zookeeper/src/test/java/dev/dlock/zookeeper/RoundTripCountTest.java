@@ -65,7 +65,7 @@ class RoundTripCountTest {
                 .retryPolicy(new RetryNTimes(3, 100))
                 .build();
         curator.start();
-        client = LockClient.builder(ZooKeeperBackends.forCurator(curator))
+        client = LockClient.builder(ZooKeeperBackends.of(curator))
                 .namespace("rt")
                 .build();
     }
@@ -175,7 +175,7 @@ class RoundTripCountTest {
 
     @Test
     void renewalSendsNothingAndTheSessionHeartbeatOneReadPerThirdOfTheTimeout() throws Exception {
-        try (LockClient fast = LockClient.builder(ZooKeeperBackends.forCurator(curator))
+        try (LockClient fast = LockClient.builder(ZooKeeperBackends.of(curator))
                 .namespace("rt")
                 .leaseTime(Duration.ofMillis(600))
                 .build()) {
@@ -195,7 +195,7 @@ class RoundTripCountTest {
     @Test
     void heldLeasesCostNoRequestPerRenewalTickWhateverTheirNumber() throws Exception {
         Duration leaseTime = Duration.ofSeconds(30); // first renewal 10 s after each grant
-        try (LockClient many = LockClient.builder(ZooKeeperBackends.forCurator(curator))
+        try (LockClient many = LockClient.builder(ZooKeeperBackends.of(curator))
                 .namespace("rt-held")
                 .leaseTime(leaseTime)
                 .build()) {

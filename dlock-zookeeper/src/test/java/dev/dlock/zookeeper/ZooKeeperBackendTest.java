@@ -83,7 +83,7 @@ class ZooKeeperBackendTest {
     }
 
     private LockClient client(CuratorFramework curator) {
-        LockClient c = LockClient.builder(TestClients.recording(ZooKeeperBackends.forCurator(curator)))
+        LockClient c = LockClient.builder(TestClients.recording(ZooKeeperBackends.of(curator)))
                 .namespace(namespace)
                 .build();
         closeables.add(c);
@@ -95,8 +95,8 @@ class ZooKeeperBackendTest {
     }
 
     private LockBackend backend(CuratorFramework curator) {
-        LockBackend b = ZooKeeperBackends.forCurator(curator)
-                .open(new BackendContext(null, Duration.ofSeconds(5), lostReasons::add));
+        LockBackend b =
+                ZooKeeperBackends.of(curator).open(new BackendContext(null, Duration.ofSeconds(5), lostReasons::add));
         closeables.add(b);
         return b;
     }
@@ -272,7 +272,7 @@ class ZooKeeperBackendTest {
     @Test
     void closingAClientOnASharedCuratorRemovesItsNodesAndLeavesCuratorOpen() throws Exception {
         CuratorFramework shared = curator(null);
-        LockClient a = LockClient.builder(ZooKeeperBackends.forCurator(shared))
+        LockClient a = LockClient.builder(ZooKeeperBackends.of(shared))
                 .namespace(namespace)
                 .build();
         Lease blocker = client().semaphore("shared-close", 1).acquire(WAIT);
