@@ -69,7 +69,7 @@ final class StoreCalls {
         CompletableFuture<T> stage = sent.toCompletableFuture();
         CompletableFuture<T> result = new CompletableFuture<>();
         if (stage.isDone()) {
-            stage.whenComplete((v, e) -> complete(result, verb, name, detail, v, e));
+            stage.whenComplete((v, e) -> settle(result, lateAnswer, verb, name, detail, v, e));
             return result;
         }
         if (scheduler.isShutdown()) {
@@ -79,9 +79,9 @@ final class StoreCalls {
         // Registered before the caller's own reactions, so it completes after them (dependents run last
         // registered first): close() waits for it and so for the calls those reactions start.
         CompletableFuture<?> settled = result.whenComplete((v, e) -> {});
-        unanswered.add(new Unanswered(
-                result, settled, stage, lateAnswer, verb, name, detail, System.nanoTime() + timeoutNanos));
-        stage.whenComplete((v, e) -> complete(result, verb, name, detail, v, e));
+        CompletableFuture<?> answered =
+                stage.whenComplete((v, e) -> settle(result, lateAnswer, verb, name, detail, v, e));
+        unanswered.add(new Unanswered(result, settled, answered, verb, name, detail, System.nanoTime() + timeoutNanos));
         scheduleExpiry();
         return result;
     }
@@ -102,10 +102,11 @@ final class StoreCalls {
     private static final class Unanswered {
         final CompletableFuture<?> result;
         final CompletableFuture<?> settled;
-        /** The backend's own stage, which may still complete after the timeout. */
-        final CompletableFuture<?> stage;
-        /** Receives an answer that arrives after the call failed, or null. */
-        final Consumer<?> lateAnswer;
+        /**
+         * Completes once the store's answer has been handled (handed to the caller, or to the late-answer
+         * handler when the call had failed first): what close() waits for after a timeout.
+         */
+        final CompletableFuture<?> answered;
 
         final String verb;
         final String name;
@@ -115,16 +116,14 @@ final class StoreCalls {
         Unanswered(
                 CompletableFuture<?> result,
                 CompletableFuture<?> settled,
-                CompletableFuture<?> stage,
-                Consumer<?> lateAnswer,
+                CompletableFuture<?> answered,
                 String verb,
                 String name,
                 String detail,
                 long deadlineNanos) {
             this.result = result;
             this.settled = settled;
-            this.stage = stage;
-            this.lateAnswer = lateAnswer;
+            this.answered = answered;
             this.verb = verb;
             this.name = name;
             this.detail = detail;
@@ -152,7 +151,7 @@ final class StoreCalls {
             Unanswered u;
             while ((u = unanswered.poll()) != null) {
                 if (!u.result.isDone()) {
-                    handLateAnswer(u);
+                    trackLateAnswer(u);
                 }
                 u.result.completeExceptionally(new LockException(u.what() + ": the LockClient is closed"));
             }
@@ -174,8 +173,7 @@ final class StoreCalls {
         Unanswered head;
         while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
             if (!head.result.isDone()) {
-                trackLateAnswer(head.stage);
-                handLateAnswer(head);
+                trackLateAnswer(head);
             }
             head.result.completeExceptionally(
                     new LockBackendException(head.what() + ": the store did not answer within " + operationTimeout));
@@ -185,33 +183,32 @@ final class StoreCalls {
     }
 
     /**
-     * Keeps a timed-out call's own stage in view until the store answers it, so that close() also waits
-     * (within its bound) for the reactions to a late answer: releasing a late grant, cancelling a late
-     * subscription. Registered before the caller's reactions are, so it settles after them.
+     * Keeps a failed call in view until the store's answer to it has been handled, so that close() also
+     * waits (within its bound) for the reactions to a late answer: releasing a late grant, cancelling a
+     * late subscription.
      */
-    private void trackLateAnswer(CompletableFuture<?> stage) {
-        CompletableFuture<?> settled = stage.whenComplete((v, e) -> {});
-        lateAnswers.add(settled);
-        settled.whenComplete((v, e) -> lateAnswers.remove(settled));
+    private void trackLateAnswer(Unanswered call) {
+        lateAnswers.add(call.answered);
+        call.answered.whenComplete((v, e) -> lateAnswers.remove(call.answered));
     }
 
     /**
-     * Registered after {@link #trackLateAnswer}, so it runs first (dependents run last registered first)
-     * and close() waits for the calls it starts.
+     * Hands the store's answer to the caller; if the call had already failed (timed out, or the client
+     * closed), hands it to {@code lateAnswer} instead. Which of the two gets a grant is decided by who
+     * completes {@code result} first, so a grant is never both the caller's and given back.
      */
-    @SuppressWarnings("unchecked")
-    private static void handLateAnswer(Unanswered u) {
-        if (u.lateAnswer != null) {
-            ((CompletableFuture<Object>) u.stage).thenAccept((Consumer<Object>) u.lateAnswer);
-        }
-    }
-
-    private static <T> void complete(
-            CompletableFuture<T> result, String verb, String name, String detail, T value, Throwable error) {
+    private static <T> void settle(
+            CompletableFuture<T> result,
+            Consumer<? super T> lateAnswer,
+            String verb,
+            String name,
+            String detail,
+            T value,
+            Throwable error) {
         if (error != null) {
             result.completeExceptionally(storeFailure(what(verb, name, detail), error));
-        } else {
-            result.complete(value);
+        } else if (!result.complete(value) && lateAnswer != null) {
+            lateAnswer.accept(value);
         }
     }
 
