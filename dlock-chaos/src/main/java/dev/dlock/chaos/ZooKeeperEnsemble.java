@@ -30,7 +30,34 @@ final class ZooKeeperEnsemble implements Store {
         this.classpath = classpath;
     }
 
+    /**
+     * Starts an ensemble and waits for its leader. Tries twice, on fresh ports: a port found free can be
+     * taken before its server binds it (an outgoing connection's ephemeral port), and an ensemble one of
+     * whose election ports is taken never elects a leader (seen once in a CI dry run).
+     */
     static ZooKeeperEnsemble start(String host, Path dir, String classpath) {
+        try {
+            return startOnce(host, dir, classpath);
+        } catch (NoLeader first) {
+            try {
+                return startOnce(host, dir, classpath);
+            } catch (NoLeader second) {
+                second.addSuppressed(first);
+                throw second;
+            }
+        }
+    }
+
+    /** An ensemble that elected no leader in time; the message carries the servers' last log lines. */
+    static final class NoLeader extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        NoLeader(String message) {
+            super(message);
+        }
+    }
+
+    private static ZooKeeperEnsemble startOnce(String host, Path dir, String classpath) {
         ZooKeeperEnsemble zk = new ZooKeeperEnsemble(host, classpath);
         try {
             int[][] ports = new int[3][3];
@@ -69,7 +96,11 @@ final class ZooKeeperEnsemble implements Store {
                 zk.servers.add(new Server(i + 1, ports[i][0], data, config));
             }
             zk.servers.forEach(zk::launch);
-            Proc.await("the ZooKeeper ensemble elected no leader", 60, () -> zk.leader() != null);
+            try {
+                Proc.await("no leader", 60, () -> zk.leader() != null);
+            } catch (IllegalStateException e) {
+                throw new NoLeader("the ZooKeeper ensemble elected no leader; last log lines: " + zk.logTails());
+            }
             return zk;
         } catch (IOException e) {
             zk.close();
@@ -112,6 +143,20 @@ final class ZooKeeperEnsemble implements Store {
         } catch (IOException e) {
             return null;
         }
+    }
+
+    private String logTails() {
+        StringBuilder b = new StringBuilder();
+        for (Server s : servers) {
+            b.append("\n  server ").append(s.id).append(": ");
+            try {
+                List<String> lines = Files.readAllLines(s.dir.resolve("server.log"), StandardCharsets.UTF_8);
+                b.append(String.join("\n    ", lines.subList(Math.max(0, lines.size() - 5), lines.size())));
+            } catch (IOException | RuntimeException e) {
+                b.append("(no log: ").append(e).append(')');
+            }
+        }
+        return b.toString();
     }
 
     private Server leader() {
