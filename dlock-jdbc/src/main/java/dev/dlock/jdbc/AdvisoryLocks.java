@@ -326,15 +326,7 @@ final class AdvisoryLocks {
         } catch (RejectedExecutionException alreadyClosed) {
             return;
         }
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(waitMillis, TimeUnit.MILLISECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            thread.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        DedicatedSession.stopThread(thread, waitMillis);
         DedicatedSession stuck = session;
         if (stuck != null) {
             session = null;

@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A connection the backend keeps for a long time and whose database session carries state: the
@@ -103,6 +105,22 @@ final class DedicatedSession {
     /** Ends the database session without returning the connection to a pool in a usable state. */
     void discard() {
         discard(connection);
+    }
+
+    /**
+     * Stops the one thread that uses a session: lets it finish its queue for up to {@code waitMillis},
+     * then interrupts it. The caller gives the session back when the thread ended, else discards it.
+     */
+    static void stopThread(ExecutorService thread, long waitMillis) {
+        thread.shutdown();
+        try {
+            if (!thread.awaitTermination(waitMillis, TimeUnit.MILLISECONDS)) {
+                thread.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            thread.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Ends the session behind any borrowed connection and closes it, so that a pool evicts it. */

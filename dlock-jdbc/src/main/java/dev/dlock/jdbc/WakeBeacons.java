@@ -155,15 +155,7 @@ final class WakeBeacons {
 
     /** Releases every wake lock and gives the session back, or discards it when the thread is stuck. */
     void close(long waitMillis) {
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(waitMillis, TimeUnit.MILLISECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            thread.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        DedicatedSession.stopThread(thread, waitMillis);
         DedicatedSession last = session;
         session = null;
         if (last != null) {
