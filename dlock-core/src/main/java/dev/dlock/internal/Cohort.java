@@ -12,18 +12,19 @@ import java.time.Duration;
  * <p>Tokens: every holder gets its own {@link LeaseImpl} whose fencing token is its predecessor's plus 1.
  * This needs room between store grants, which the store promises with {@code LockBackend.tokenBlock()}:
  * its next grant of the name is at least that much above this one's token. A chain therefore has at most
- * {@code tokenBlock() - 1} passes, and a store without room (the default 1) never passes. We do not scale
- * store tokens instead ({@code storeToken * K + pass}): the token is documented to be the store's own value
- * (it is what {@code describe} shows and what the JDBC table keeps), tokens above 2^53 are not exact for
- * JSON readers, and a client version that scales could not be rolled back without fencing out every
- * writer.
+ * {@code tokenBlock() - 1} passes, and a store without room (the default 1) never passes. The engine does
+ * not scale store tokens itself ({@code storeToken * K + pass}): a store's token is what its docs say and
+ * what {@code describe} shows, so scaling belongs to the store (the ZooKeeper and etcd backends scale their
+ * transaction ids and document the scaled value; Redis and JDBC step a counter by the block).
  *
  * <p>What passes: exclusive and write holds with renewal, to a waiter asking for the same lease time and
- * renewal, whose wait has not ended. Fair locks never pass: a remote caller queued earlier in the store
- * must go first. Reads and permits are shared and need no hand-off. A chain ends, and the hold goes back
- * to the store, after {@code localHandoff} passes or time since the store grant, so that other clients
- * get their turn; when the first live waiter cannot take it; when the lease is no longer valid or a
- * renewal of it is at the store; when the client is closing.
+ * renewal, whose wait has not ended; never a write hold under which its thread took the read lock (a
+ * downgrade: that read still counts at the store, and the next local writer would write beside it).
+ * Fair locks never pass: a remote caller queued earlier in the store must go first. Reads and permits
+ * are shared and need no hand-off. A chain ends, and the hold goes back to the store, after {@code
+ * localHandoff} passes or time since the store grant, so that other clients get their turn; when the
+ * first live waiter cannot take it; when the lease is no longer valid or a renewal of it is at the store;
+ * when the client is closing.
  *
  * <p>Renewal: the store hold keeps its owner id and expiry; the new lease takes over its timing and the
  * watchdog renews it from then on ({@link LeaseImpl#passOn}). A loss of the hold reported to an earlier
@@ -101,6 +102,7 @@ final class Cohort {
         Mode mode = lease.key.mode();
         return (mode == Mode.EXCLUSIVE || mode == Mode.WRITE)
                 && lease.renew
+                && !lease.downgraded
                 && lease.pass < maxPasses
                 && System.nanoTime() - lease.chainStartNanos < maxNanos
                 && !store.isClosed()

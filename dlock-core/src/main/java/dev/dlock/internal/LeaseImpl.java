@@ -60,6 +60,12 @@ final class LeaseImpl implements HeldLease {
     private volatile CompletableFuture<Void> renewal;
     /** The lease this hold was passed to ({@link #passOn}); losses of the hold are forwarded to it. */
     private volatile LeaseImpl successor;
+    /**
+     * Set when its thread took the read lock under this write hold (a downgrade): the store counts that
+     * read beside this hold, so the hold must go back to the store, never to another local writer
+     * ({@link Cohort}), or that writer would write while the downgraded reader reads.
+     */
+    volatile boolean downgraded;
 
     /** A store grant on the given terms, asked for at {@code sentNanos}. */
     LeaseImpl(Parts parts, Terms terms, String owner, long token, long sentNanos) {

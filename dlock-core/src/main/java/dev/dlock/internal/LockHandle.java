@@ -39,7 +39,9 @@ final class LockHandle extends ThreadOwnedLock {
         if (lockView && key.mode() == Mode.READ) {
             Holds.Hold write = engine.holds.current(key.withMode(Mode.WRITE));
             if (write != null) {
-                downgradeFrom = ((LeaseImpl) write.lease).owner;
+                LeaseImpl writeLease = (LeaseImpl) write.lease;
+                writeLease.downgraded = true;
+                downgradeFrom = writeLease.owner;
             }
         }
         Acquisition a = engine.start(terms, wait, downgradeFrom);

@@ -102,12 +102,14 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
-     * How many fencing tokens each grant reserves: the store promises that every later grant of the same
-     * resource (in any mode) gets a token at least this much greater than this grant's. The engine uses
-     * the tokens in between for the holders it passes a hold to without the store (cohort hand-off, see
-     * {@code LockClient.Builder.localHandoff}), at most {@code tokenBlock() - 1} of them per grant.
-     * The default, 1, reserves nothing, and the engine then never passes a hold. Decorating backends
-     * forward it.
+     * How many fencing tokens an exclusive, fair or write grant reserves: the store promises that every
+     * later grant of the same resource (in any mode) gets a token at least this much greater than this
+     * grant's. The engine uses the tokens in between for the holders it passes an exclusive or write hold
+     * to without the store (cohort hand-off, see {@code LockClient.Builder.localHandoff}), at most {@code
+     * tokenBlock() - 1} of them per grant. A store may so give a read taken under a write grant
+     * (downgrade) the token {@code tokenBlock()} above that grant, if every later grant still gets a
+     * greater one. The default, 1, reserves nothing, and the engine then never passes a hold. Decorating
+     * backends forward it.
      *
      * @return at least 1
      */

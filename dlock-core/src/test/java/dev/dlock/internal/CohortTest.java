@@ -279,6 +279,40 @@ class CohortTest {
         assertThat(hammer(c.readWriteLock("rw").readLock(), 3, 30, false)).allMatch(t -> t % BLOCK == 0);
     }
 
+    /**
+     * A thread that downgrades (write, then read, then releases the write) still reads: the write hold
+     * must not pass to another thread of the client waiting to write, which would write while it reads.
+     */
+    @Test
+    void aWriteHoldIsNotPassedWhileItsThreadStillReadsAfterADowngrade() throws Exception {
+        LockClient c = client(new AtomicReference<>(), b -> b.localHandoff(32, Duration.ofSeconds(30)));
+        DistributedLock write = c.readWriteLock("downgrade").writeLock();
+        DistributedLock read = c.readWriteLock("downgrade").readLock();
+        write.lock();
+        CompletableFuture<Boolean> otherWriter = new CompletableFuture<>();
+        Thread writer = new Thread(() -> {
+            try {
+                otherWriter.complete(write.tryLock(3, TimeUnit.SECONDS));
+                if (otherWriter.join()) {
+                    write.unlock();
+                }
+            } catch (Throwable e) {
+                otherWriter.completeExceptionally(e);
+            }
+        });
+        writer.start();
+        Thread.sleep(100); // the writer is queued behind us in the client
+        read.lock(); // downgrade
+        write.unlock();
+        Thread.sleep(300);
+        assertThat(otherWriter)
+                .as("another thread got the write lock while this one still holds the read lock")
+                .isNotDone();
+        read.unlock();
+        assertThat(otherWriter.get(5, TimeUnit.SECONDS)).isTrue();
+        writer.join();
+    }
+
     @Test
     void aCancelledWaiterDoesNotKeepTheHold() throws Exception {
         LockClient c = client(new AtomicReference<>(), b -> {});

@@ -2,6 +2,7 @@ package dev.dlock.etcd;
 
 import static dev.dlock.etcd.KeyLayout.Wait;
 
+import dev.dlock.LockBackendException;
 import dev.dlock.etcd.KeyLayout.Entry;
 import dev.dlock.etcd.LeaseKeeper.EtcdLease;
 import dev.dlock.spi.AcquireRequest;
@@ -22,9 +23,12 @@ import java.util.concurrent.TimeUnit;
  * <p>Acquire: the first attempt writes the key and reads the resource's queue in one transaction; later
  * attempts of a waiting acquisition only read the queue. The acquisition holds when the read shows its own
  * key in a holding place, so a grant always re-checks, in the same read, that the key still exists (a key
- * lost with its lease while waiting is never granted). The fencing token is the key's create revision. A
- * waiter that does not hold watches the one key it waits for ({@link Waits}) from the revision after its
- * read; a try without waiting deletes its key before answering busy.
+ * lost with its lease while waiting is never granted). The fencing token is the key's create revision,
+ * scaled, or for a downgrade's read the last value of its write's room ({@link KeyLayout#token}); a
+ * downgrade whose write key is gone from the read (its lease ended, or force-released) fails instead of
+ * holding at the write's place beside a writer granted since. A waiter that does not hold watches the one
+ * key it waits for ({@link Waits}) from the revision after its read; a try without waiting deletes its key
+ * before answering busy.
  *
  * <p>Release: a delete of the key by name. A write whose answer was lost may still land, so when the key's
  * create revision was never learnt the key is deleted once more after twice the operation timeout.
@@ -131,6 +135,9 @@ final class Acquisitions {
                 break;
             }
         }
+        if (index >= 0 && KeyLayout.downgradeWithoutItsWrite(queue, index)) {
+            return refuseDowngrade(hold, request);
+        }
         Wait wait = index < 0 ? null : KeyLayout.waitOf(queue, index, request.permits());
         boolean ended;
         synchronized (hold) {
@@ -165,8 +172,7 @@ final class Acquisitions {
         }
         if (wait == Wait.NONE) {
             waits.stop(hold.owner);
-            return CompletableFuture.completedFuture(
-                    AcquireResult.granted(queue.get(index).createRevision()));
+            return CompletableFuture.completedFuture(AcquireResult.granted(KeyLayout.token(queue.get(index))));
         }
         if (!request.waiting()) {
             holds.forget(hold);
@@ -181,6 +187,22 @@ final class Acquisitions {
             lease = hold.lease;
         }
         return CompletableFuture.completedFuture(AcquireResult.busy(LeaseKeeper.refreshInMillis(lease)));
+    }
+
+    /**
+     * Ends a downgrade's read whose write hold the store no longer has, deletes its key and fails: the
+     * caller's write hold is gone, so it must not read at the write's place in the queue.
+     */
+    private CompletableFuture<AcquireResult> refuseDowngrade(Hold hold, AcquireRequest request) {
+        synchronized (hold) {
+            hold.end();
+        }
+        holds.forget(hold);
+        waits.stop(hold.owner);
+        return deleteKey(hold).thenApply(deleted -> {
+            throw new LockBackendException("the write hold on '" + request.key().name()
+                    + "' to downgrade from is gone; the read hold was not taken");
+        });
     }
 
     /** Ends the acquisition and deletes its key; true when it held and the key was still there. */

@@ -116,7 +116,7 @@ final class EtcdAdmin {
                             if (KeyLayout.holds(queue, i)) {
                                 holders.add(new LockInfo.Holder(
                                         e.owner(),
-                                        e.createRevision(),
+                                        KeyLayout.token(e),
                                         e.mode().name().toLowerCase(java.util.Locale.ROOT),
                                         expiresIn(e, ttls)));
                             }

@@ -8,6 +8,7 @@ import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
+import dev.dlock.spi.OrderTokens;
 import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
 import io.etcd.jetcd.ByteSequence;
@@ -26,7 +27,8 @@ import java.util.concurrent.CompletionStage;
  *
  * <ul>
  *   <li>{@link Acquisitions}: the acquire and release recipe (one key per acquisition on the client's etcd
- *       lease, ordered by create revision; the fencing token is the create revision).
+ *       lease, ordered by create revision; the fencing token is {@link dev.dlock.spi.OrderTokens} of the create
+ *       revision, which leaves room for the engine's cohort hand-off and a downgraded read).
  *   <li>{@link Holds}: the acquisitions with a key, by owner id, and how they end.
  *   <li>{@link Waits}: the one watch of each waiter and the engine's wake-up listeners.
  *   <li>{@link LeaseKeeper}: the client's etcd lease, its keep-alive, and its health as the {@link
@@ -130,6 +132,12 @@ final class EtcdBackend implements LockBackend, LeaseKeeper.Listener {
         if (holds.leaseEnded(lease) && !closed) {
             events.allLeasesLost(reason);
         }
+    }
+
+    /** {@link OrderTokens#BLOCK}: tokens are {@link OrderTokens} of create revisions ({@link KeyLayout#token}). */
+    @Override
+    public long tokenBlock() {
+        return OrderTokens.BLOCK;
     }
 
     @Override

@@ -14,7 +14,7 @@ import java.util.Objects;
  * Client etcd = Client.builder().endpoints(endpoint).build();
  * try (LockClient locks = LockClient.builder(EtcdBackends.of(etcd)).build()) {
  *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
- *         // pass lease.fencingToken() (an etcd revision) to the resource you protect
+ *         // pass lease.fencingToken() (a scaled etcd revision) to the resource you protect
  *         writeReport(lease.fencingToken());
  *     }
  * }

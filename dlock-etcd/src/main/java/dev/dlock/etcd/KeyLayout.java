@@ -2,6 +2,7 @@ package dev.dlock.etcd;
 
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
+import dev.dlock.spi.OrderTokens;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
@@ -26,10 +27,23 @@ import java.util.List;
  *
  * <p>Who holds ({@link #blocker}): exclusive, fair and write keys hold when first; a read key holds when
  * no write key precedes it (other than the write it downgrades); a permit key holds when fewer than
- * {@code permits} keys precede it. The fencing token of a hold is its key's create revision.
+ * {@code permits} keys precede it.
+ *
+ * <p>Fencing token ({@link #token}): {@link OrderTokens} of the key's create revision, or for a
+ * downgrade's read (a key with a sort revision) of its write's. Revisions increase cluster-wide and are
+ * never reused; etcd counts one per write transaction, so scaling overflows only after 2^59 writes (and
+ * fails loudly then). Everything inside the backend (queue order, renewal checks, a downgrade's sort
+ * revision) works on raw revisions; only tokens leave it scaled.
  */
 final class KeyLayout {
     private KeyLayout() {}
+
+    /** The fencing token of a key (see the class note). */
+    static long token(Entry entry) {
+        return entry.sortRevision() > 0
+                ? OrderTokens.ofDowngradedRead(entry.sortRevision())
+                : OrderTokens.ofCreation(entry.createRevision());
+    }
 
     /** One key of a resource's queue. */
     record Entry(String owner, Mode mode, int permits, long sortRevision, long createRevision, long lease) {
@@ -174,6 +188,24 @@ final class KeyLayout {
             }
         }
         return -1;
+    }
+
+    /**
+     * Whether the entry at {@code index} is a downgrade's read whose write entry is no longer in the queue
+     * (its lease ended, or it was force-released) when the read is decided: sorted at the write's place,
+     * it would otherwise hold beside a writer granted after the write went.
+     */
+    static boolean downgradeWithoutItsWrite(List<Entry> queue, int index) {
+        Entry me = queue.get(index);
+        if (me.mode() != Mode.READ || me.sortRevision() == 0) {
+            return false;
+        }
+        for (Entry e : queue) {
+            if (e.mode() == Mode.WRITE && e.createRevision() == me.sortRevision()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether the entry at {@code index} holds, by the permits it was created with (for describe). */

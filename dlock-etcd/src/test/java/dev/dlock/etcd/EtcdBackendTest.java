@@ -7,6 +7,7 @@ import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
+import dev.dlock.LockInfo;
 import dev.dlock.LockKind;
 import dev.dlock.LockListener;
 import dev.dlock.tck.EtcdServers;
@@ -84,6 +85,19 @@ class EtcdBackendTest {
         return ByteSequence.from(s, StandardCharsets.UTF_8);
     }
 
+    /** The fencing token of a hold on this key: its create revision times 16 (docs/dlock-etcd.md). */
+    private static long token(KeyValue kv) {
+        return 16 * kv.getCreateRevision();
+    }
+
+    private static List<Long> holderTokens(LockClient c, String name) {
+        return c.describe(name).stream()
+                .filter(info -> info.kind() == LockKind.LOCK)
+                .flatMap(info -> info.holders().stream())
+                .map(LockInfo.Holder::fencingToken)
+                .toList();
+    }
+
     @Test
     void keysAreLaidOutAsDocumented() {
         LockClient c = LockClient.builder("etcd://" + hosts() + "/app/x")
@@ -94,10 +108,53 @@ class EtcdBackendTest {
             List<KeyValue> kvs = keys("app/x/ns/lock/a%2Fb%25/");
             assertThat(kvs).hasSize(1);
             assertThat(kvs.get(0).getValue().toString(StandardCharsets.UTF_8)).isEqualTo("EXCLUSIVE 1 0");
-            assertThat(kvs.get(0).getCreateRevision()).isEqualTo(lease.fencingToken());
+            assertThat(token(kvs.get(0))).isEqualTo(lease.fencingToken());
             assertThat(kvs.get(0).getLease()).isNotZero();
         }
         assertThat(keys("app/x/ns/")).isEmpty();
+    }
+
+    /**
+     * Cohort hand-off on etcd: a hold released by one caller of client A passes to A's next caller with
+     * the previous token + 1, inside the room of A's grant; client B, queued in etcd meanwhile, is granted
+     * afterwards with a token above every pass. {@code describe} shows the token of the store's grant.
+     */
+    @Test
+    void aPassTakesTheNextTokenOfTheGrantsRoomAndAnotherClientIsGrantedAboveIt() throws Exception {
+        LockClient a = LockClient.builder("etcd://" + hosts() + "/room")
+                .localHandoff(32, Duration.ofSeconds(30)) // the chain's time bound must outlast the set-up below
+                .build();
+        closeables.add(a);
+        LockClient b = client("etcd://" + hosts() + "/room", Duration.ofSeconds(5));
+        Lease first = a.lock("c").acquire(Duration.ofSeconds(5));
+        assertThat(first.fencingToken())
+                .as("the create revision of the holder's key, times 16")
+                .isEqualTo(token(keys("room/").get(0)));
+        assertThat(holderTokens(b, "c")).containsExactly(first.fencingToken());
+        CompletableFuture<Lease> second = a.lock("c").acquireAsync(Duration.ofSeconds(30));
+        CompletableFuture<Lease> remote = b.lock("c").acquireAsync(Duration.ofSeconds(30));
+        awaitKeys("room/", 3); // both waiters queued in etcd, behind A's key
+
+        first.close();
+        Lease passed = second.get(10, TimeUnit.SECONDS);
+        assertThat(passed.fencingToken())
+                .as("passed without the store: the previous token + 1")
+                .isEqualTo(first.fencingToken() + 1);
+        assertThat(holderTokens(b, "c")).as("the store still holds A's grant").containsExactly(first.fencingToken());
+        assertThat(remote).isNotDone();
+
+        passed.close();
+        Lease granted = remote.get(10, TimeUnit.SECONDS);
+        KeyValue key = keys("room/").stream()
+                .filter(kv -> token(kv) == granted.fencingToken())
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no key of B's grant " + granted.fencingToken()));
+        assertThat(granted.fencingToken())
+                .as("B's key was created after A's, so its token is at least 16 above A's grant")
+                .isGreaterThanOrEqualTo(first.fencingToken() + 16)
+                .isGreaterThan(passed.fencingToken());
+        assertThat(holderTokens(a, "c")).containsExactly(token(key));
+        granted.close();
     }
 
     @Test
@@ -205,7 +262,7 @@ class EtcdBackendTest {
         CompletableFuture<Lease> waiting = b.lock("q").acquireAsync(Duration.ofSeconds(30));
         awaitKeys(prefix + "/", 2);
         KeyValue waiterKey = keys(prefix + "/").stream()
-                .filter(kv -> kv.getCreateRevision() != held.fencingToken())
+                .filter(kv -> token(kv) != held.fencingToken())
                 .findFirst()
                 .orElseThrow();
         return new Queue(held, waiting, waiterKey);
@@ -230,7 +287,7 @@ class EtcdBackendTest {
         Lease granted = queue.waiting().get(20, TimeUnit.SECONDS);
         assertThat(granted.isValid()).isTrue();
         assertThat(keys("requeue/")).singleElement().satisfies(kv -> {
-            assertThat(kv.getCreateRevision()).isEqualTo(granted.fencingToken());
+            assertThat(token(kv)).isEqualTo(granted.fencingToken());
             assertThat(kv.getLease()).as("on a new lease").isNotEqualTo(waiterLease);
         });
         granted.close();
@@ -248,8 +305,8 @@ class EtcdBackendTest {
         Lease granted = queue.waiting().get(20, TimeUnit.SECONDS);
         assertThat(granted.fencingToken())
                 .as("granted on a key written after the old one vanished, not on the vanished key")
-                .isGreaterThan(deletedAt);
-        assertThat(keys("jepsen/")).extracting(KeyValue::getCreateRevision).containsExactly(granted.fencingToken());
+                .isGreaterThan(16 * deletedAt);
+        assertThat(keys("jepsen/")).extracting(EtcdBackendTest::token).containsExactly(granted.fencingToken());
         granted.close();
     }
 

@@ -59,6 +59,19 @@ class KeyLayoutTest {
     }
 
     @Test
+    void aDowngradedReadsTokenIsTheLastOfItsWritesRoom() {
+        Entry write = entry("w", Mode.WRITE, 3, 0);
+        Entry queued = entry("w2", Mode.WRITE, 4, 0);
+        Entry read = entry("r", Mode.READ, 5, 3);
+        assertThat(KeyLayout.token(write)).isEqualTo(48);
+        assertThat(KeyLayout.token(read))
+                .as("above the write's grant and its 14 passes, below the writer queued meanwhile")
+                .isEqualTo(48 + 15)
+                .isGreaterThan(KeyLayout.token(write) + dev.dlock.spi.OrderTokens.BLOCK - 1)
+                .isLessThan(KeyLayout.token(queued));
+    }
+
+    @Test
     void theFirstPermitsKeysOfASemaphoreHold() {
         List<Entry> q =
                 List.of(entry("a", Mode.PERMIT, 1, 0), entry("b", Mode.PERMIT, 2, 0), entry("c", Mode.PERMIT, 3, 0));

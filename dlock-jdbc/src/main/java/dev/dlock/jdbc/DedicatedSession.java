@@ -108,8 +108,9 @@ final class DedicatedSession {
     }
 
     /**
-     * Stops the one thread that uses a session: lets it finish its queue for up to {@code waitMillis},
-     * then interrupts it. The caller gives the session back when the thread ended, else discards it.
+     * Stops an executor (the one thread that uses a session, or the backend's pool): lets it finish its
+     * queue for up to {@code waitMillis}, then interrupts it. A caller with a session gives it back when the
+     * thread ended, else discards it.
      */
     static void stopThread(ExecutorService thread, long waitMillis) {
         thread.shutdown();

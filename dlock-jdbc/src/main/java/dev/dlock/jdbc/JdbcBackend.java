@@ -289,15 +289,7 @@ final class JdbcBackend implements LockBackend {
     @Override
     public void close() {
         long waitMillis = TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000;
-        executor.shutdown();
-        try {
-            if (!executor.awaitTermination(waitMillis, TimeUnit.MILLISECONDS)) {
-                executor.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            executor.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        DedicatedSession.stopThread(executor, waitMillis);
         if (notifier != null) {
             notifier.close(waitMillis);
         }

@@ -25,8 +25,9 @@ import java.util.concurrent.TimeUnit;
  * <h2>From a URI</h2>
  *
  * <p>{@code LockClient.connect("redis://localhost:6379")} finds this backend by its scheme; {@link
- * #of(String)} does the same explicitly. The backend then owns its Lettuce client: command timeouts and
- * the connect timeout are the lock client's operation timeout, a dead server makes commands fail at once
+ * #of(String)} does the same explicitly. The backend then owns its Lettuce client: every lock call and the
+ * connect are bounded by the lock client's operation timeout (the engine's one timer; Lettuce's own
+ * per-command timer is off), a dead server makes commands fail at once
  * instead of queueing them, the client reconnects by itself (backing off up to 1 s), and lock commands
  * in flight when a connection breaks are failed, never replayed. URI syntax: see {@link
  * RedisBackendProvider}.
@@ -267,7 +268,9 @@ public final class RedisBackends {
                         .connectTimeout(timeout)
                         .keepAlive(true)
                         .build())
-                .timeoutOptions(TimeoutOptions.enabled(timeout))
+                // No per-command timer: the engine bounds every store call by the operation timeout with
+                // one timer for all calls (StoreCalls); a Lettuce timer per command only added work.
+                .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
                 .replayFilter(RedisBackends::failInsteadOfReplay);
         return builder;
     }

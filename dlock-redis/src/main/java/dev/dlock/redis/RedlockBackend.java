@@ -13,12 +13,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * Redlock: the SPI primitives over N independent Redis masters (N odd, at least 3), each running the
@@ -42,9 +45,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Modes: exclusive and read-write. Fair locks and semaphores are not offered: a fair queue per master
  * is not one queue, and a semaphore counted per master admits more holders than permits.
  *
- * <p>Concurrency: stateless apart from the masters; every method only sends requests and returns a stage
- * completed on a Lettuce (or delay-scheduler) thread. Failure modes: every per-master request is bounded
- * by the per-master timeout, so every operation settles well within the operation timeout.
+ * <p>Order per master: a follow-up (give-back, leave the queue, the engine's release or cancel) reaches a
+ * master only after that master answered, or timed out on, the acquire it follows ({@link Round#after}):
+ * Netty keeps the order of commands only per issuing thread, and a round is decided on a Lettuce thread
+ * while its request to a slower master may still wait in that master's write queue.
+ *
+ * <p>Concurrency: no state apart from the masters and the acquire rounds not yet settled; every method
+ * only sends requests and returns a stage completed on a Lettuce (or delay-scheduler) thread. Failure
+ * modes: every per-master request is bounded by the per-master timeout, so every operation settles well
+ * within the operation timeout.
  */
 final class RedlockBackend implements LockBackend {
     private static final long MIN_MASTER_TIMEOUT_MILLIS = 10;
@@ -56,6 +65,12 @@ final class RedlockBackend implements LockBackend {
     private final long operationTimeoutMillis;
     private final Duration masterTimeout;
     private final Duration minUptime;
+    /**
+     * Acquire rounds not yet settled, by key and owner, so that a release or "leave the queue" for that
+     * owner reaches each master only after the master answered (or timed out on) the acquire
+     * ({@link Round#after}); a round leaves the map once every master answered or timed out.
+     */
+    private final Map<Attempt, Round<AcquireResult>> unsettled = new ConcurrentHashMap<>();
 
     RedlockBackend(List<RedlockMaster> masters, Duration operationTimeout, Duration masterTimeout, Duration minUptime) {
         this.masters = List.copyOf(masters);
@@ -69,6 +84,17 @@ final class RedlockBackend implements LockBackend {
     @Override
     public boolean supports(Mode mode) {
         return mode == Mode.EXCLUSIVE || mode == Mode.READ || mode == Mode.WRITE;
+    }
+
+    /**
+     * Each master steps its counter by {@value RedisBackend#TOKEN_BLOCK} per grant, and a grant's token is
+     * written back to a majority before it is handed out, so every later majority grant includes a master
+     * whose counter is at least that token and answers at least {@value RedisBackend#TOKEN_BLOCK} above
+     * it: the same room as on one server, so the engine may pass a hold between this client's threads.
+     */
+    @Override
+    public long tokenBlock() {
+        return RedisBackend.TOKEN_BLOCK;
     }
 
     /** The per-master timeout of requests made for a lease of {@code leaseMillis}. */
@@ -96,6 +122,9 @@ final class RedlockBackend implements LockBackend {
                 AcquireResult::isGranted,
                 result -> result.isGranted() ? "granted" : "busy",
                 i -> acquireOn(masters.get(i), request));
+        Attempt attempt = new Attempt(request.key(), request.owner());
+        unsettled.put(attempt, votes);
+        votes.settled().whenComplete((all, error) -> unsettled.remove(attempt, votes));
         return votes.decided().thenCompose(outcome -> switch (outcome) {
             case QUORUM -> writeBack(request, votes, start, timeout);
             case SHORT -> {
@@ -172,14 +201,16 @@ final class RedlockBackend implements LockBackend {
 
     /**
      * A waiting writer is queued on the masters that answered busy; granted by the others, it leaves
-     * those queues at once, or they would hold new readers back there until the entries expire. Sent on
-     * each master's connection after the acquire, so a late answer is undone too.
+     * those queues at once, or they would hold new readers back there until the entries expire. A master
+     * that has not answered yet gets it after its answer or timeout ({@link Round#after}), so that a late
+     * busy answer is undone too.
      */
     private void leaveQueuesWhereNotGranted(AcquireRequest request, Round<AcquireResult> votes) {
         for (int i = 0; i < masters.size(); i++) {
             AcquireResult vote = votes.value(i);
             if (vote == null || !vote.isGranted()) {
-                masters.get(i).call(backend -> backend.cancelWait(request.key(), request.owner()));
+                RedlockMaster master = masters.get(i);
+                votes.after(i, () -> master.call(backend -> backend.cancelWait(request.key(), request.owner())));
             }
         }
     }
@@ -197,7 +228,9 @@ final class RedlockBackend implements LockBackend {
                     if (vote != null && !vote.isGranted()) {
                         return CompletableFuture.completedFuture(false);
                     }
-                    return masters.get(i).call(backend -> backend.release(request.key(), request.owner()));
+                    RedlockMaster master = masters.get(i);
+                    return votes.after(
+                            i, () -> master.call(backend -> backend.release(request.key(), request.owner())));
                 })
                 .settled();
     }
@@ -223,7 +256,10 @@ final class RedlockBackend implements LockBackend {
     @Override
     public CompletionStage<Boolean> release(LockKey key, String owner) {
         Round<Boolean> round = Round.send(
-                names, quorum, adminTimeoutMillis(), i -> masters.get(i).call(backend -> backend.release(key, owner)));
+                names,
+                quorum,
+                adminTimeoutMillis(),
+                i -> afterAcquire(i, key, owner, backend -> backend.release(key, owner)));
         return round.decided().thenApply(outcome -> {
             if (outcome == Round.Outcome.UNREACHABLE) {
                 throw round.unreachable("release '" + key.name() + "'");
@@ -231,6 +267,22 @@ final class RedlockBackend implements LockBackend {
             return round.yesValues().contains(Boolean.TRUE);
         });
     }
+
+    /**
+     * Sends a request for {@code owner} to master {@code i}, after that master answered (or timed out on)
+     * the owner's acquire if that acquire is still on its way there: a release issued right after a grant,
+     * on a Lettuce thread, could otherwise reach a slower master first and leave a stray hold there for a
+     * whole lease.
+     */
+    private <T> CompletionStage<T> afterAcquire(
+            int i, LockKey key, String owner, Function<RedisBackend, CompletionStage<T>> request) {
+        RedlockMaster master = masters.get(i);
+        Round<AcquireResult> acquire = unsettled.get(new Attempt(key, owner));
+        return acquire == null ? master.call(request) : acquire.after(i, () -> master.call(request));
+    }
+
+    /** The key of an acquire round in {@link #unsettled}. */
+    private record Attempt(LockKey key, String owner) {}
 
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
@@ -274,8 +326,11 @@ final class RedlockBackend implements LockBackend {
 
     @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
-        Round<Void> round = Round.send(names, quorum, adminTimeoutMillis(), i -> masters.get(i)
-                .call(backend -> backend.cancelWait(key, owner)));
+        Round<Void> round = Round.send(
+                names,
+                quorum,
+                adminTimeoutMillis(),
+                i -> afterAcquire(i, key, owner, backend -> backend.cancelWait(key, owner)));
         return round.decided().thenApply(outcome -> null);
     }
 

@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * One request sent to every Redlock master, and the tally of their answers.
@@ -40,6 +41,9 @@ final class Round<T> {
     private final long timeoutMillis;
     private final Object[] values;
     private final String[] failures;
+    /** Each master's answer or its timeout, whichever came first: see {@link #after}. */
+    private final CompletableFuture<?>[] recorded;
+
     private final ReentrantLock lock = new ReentrantLock();
     private final CompletableFuture<Outcome> decided = new CompletableFuture<>();
     private final CompletableFuture<Round<T>> settled = new CompletableFuture<>();
@@ -55,6 +59,7 @@ final class Round<T> {
         this.timeoutMillis = timeoutMillis;
         this.values = new Object[masters.size()];
         this.failures = new String[masters.size()];
+        this.recorded = new CompletableFuture<?>[masters.size()];
     }
 
     /**
@@ -80,9 +85,9 @@ final class Round<T> {
             }
             // A copy times out, not the answer itself, so that actions chained to the answer still run
             // when it arrives late (a late subscription is cancelled, a late refused grant released).
-            answer.copy()
-                    .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
-                    .whenComplete((value, error) -> round.answer(master, value, error));
+            CompletableFuture<T> answerOrTimeout = answer.copy().orTimeout(timeoutMillis, TimeUnit.MILLISECONDS);
+            round.recorded[i] = answerOrTimeout;
+            answerOrTimeout.whenComplete((value, error) -> round.answer(master, value, error));
         }
         return round;
     }
@@ -139,6 +144,23 @@ final class Round<T> {
         }
         String message = cause.getMessage();
         return "error (" + (message == null ? cause.getClass().getSimpleName() : message) + ")";
+    }
+
+    /**
+     * Sends a follow-up to master {@code i} once that master answered this round's request, failed or
+     * timed out, not before. Netty writes a command issued on one of its event-loop threads at once but
+     * queues a command issued on any other thread, and a round is decided on an event-loop thread, so a
+     * follow-up sent straight from the decision could reach a slow master ahead of the request it follows
+     * (a queue entry left behind its "leave the queue", a grant made after its release). After a timeout
+     * the follow-up goes at once, as the request was written long before; waiting for the late answer
+     * instead could let the follow-up overtake the caller's next request with the same owner.
+     */
+    <R> CompletionStage<R> after(int master, Supplier<CompletionStage<R>> followUp) {
+        CompletableFuture<?> answer = recorded[master];
+        if (answer.isDone()) {
+            return followUp.get();
+        }
+        return answer.handle((value, error) -> null).thenCompose(answered -> followUp.get());
     }
 
     /** Completes with the outcome as soon as it is certain. */

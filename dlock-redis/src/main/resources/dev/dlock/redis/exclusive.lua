@@ -75,15 +75,21 @@ local function acquire()
   local hold, tokens, waiting = KEYS[1], KEYS[2], KEYS[3]
   local left = redis.call('PTTL', hold)
   if left == -2 then
-    -- The fencing rule of dlock.lua: above the last token, and at least the server clock in microseconds.
+    -- The fencing rule of dlock.lua: above the last token (by TOKEN_BLOCK), and at least the server clock
+    -- in microseconds. The clock is normally ahead, so the counter is set to it and the last token read in
+    -- one call (SET ... GET, Redis 6.2); when it was not ahead, the counter is put right before anything
+    -- else runs (a script is atomic), so it never goes back.
     local clock = redis.call('TIME')
     local nowMicros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-    local token = tonumber(redis.call('GET', tokens) or '0') + TOKEN_BLOCK
+    local clockText = string.format('%.0f', nowMicros)
+    local token = tonumber(redis.call('SET', tokens, clockText, 'GET') or '0') + TOKEN_BLOCK
+    local text = clockText
     if nowMicros > token and nowMicros < EXACT_LIMIT then
       token = nowMicros
+    else
+      text = string.format('%.0f', token)
+      redis.call('SET', tokens, text)
     end
-    local text = string.format('%.0f', token)
-    redis.call('SET', tokens, text)
     redis.call('SET', hold, holdValue(text, ARGV[2], ARGV[5]), 'PX', ARGV[3])
     return token
   end
@@ -106,8 +112,8 @@ local function release()
   if not ownHold(hold, ARGV[2]) then
     return 0
   end
-  redis.call('DEL', hold)
-  if redis.call('DEL', waiting) == 1 then
+  -- One DEL for both: the hold exists (just read), so 2 means someone may wait.
+  if redis.call('DEL', hold, waiting) == 2 then
     redis.call('PUBLISH', ARGV[3], '')
   end
   return 1

@@ -99,6 +99,27 @@ class FencingTokenTest {
         }
     }
 
+    /**
+     * A counter ahead of the server clock (over 62,500 grants a second of one name, a clock set back, a
+     * counter restored from elsewhere) keeps rising by the token block; it is never set back to the clock.
+     */
+    @Test
+    void aCounterAheadOfTheClockRisesByTheBlockAndNeverGoesBack() {
+        try (RedisServer server = RedisServer.start();
+                LockClient client = client(server)) {
+            long ahead = 1L << 52; // microseconds of the year 2112, and still exact in the script
+            server.call("SET", tokenKey("ahead"), Long.toString(ahead));
+            long previous = ahead;
+            for (int i = 0; i < 3; i++) {
+                Lease lease = client.lock("ahead").tryAcquire().orElseThrow();
+                assertThat(lease.fencingToken()).isEqualTo(previous + RedisBackend.TOKEN_BLOCK);
+                assertThat(server.call("GET", tokenKey("ahead"))).isEqualTo(Long.toString(lease.fencingToken()));
+                previous = lease.fencingToken();
+                lease.close();
+            }
+        }
+    }
+
     @Test
     void tokensAreStrictlyIncreasingPerNameEvenWithinOneMicrosecond() {
         try (RedisServer server = RedisServer.start();

@@ -9,6 +9,8 @@ import dev.dlock.LockClient;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -44,6 +46,72 @@ class RedlockTokenTest {
                 last = grantsUntilCaughtUp(
                         client, restarted, counter, last, "master " + round % 3 + " restarted without its data");
             }
+        }
+    }
+
+    /**
+     * Cohort hand-off over Redlock: the grant's token came from one master whose counter ran ahead; that
+     * master is gone when the hold passes and when another client is granted by the other two. The pass
+     * takes the next token, and the later grant is still a whole block above the grant: the write-back put
+     * the token on master 1, whose counter steps by the block.
+     */
+    @Test
+    void aPassTakesTheNextTokenAndALaterGrantWithoutTheMasterThatMadeTheTokenIsAboveItsRoom() throws Exception {
+        try (RedlockServers servers = new RedlockServers(3);
+                LockClient a = LockClient.builder(servers.uri())
+                        .namespace("room")
+                        .localHandoff(32, Duration.ofSeconds(30)) // outlasts the set-up below
+                        .build();
+                LockClient b =
+                        LockClient.builder(servers.uri()).namespace("room").build()) {
+            String counter =
+                    ResourceKeys.of(new LockKey("room", "t", Mode.EXCLUSIVE)).tokens();
+            long ahead = System.currentTimeMillis() * 1000 + 1_000_000_000_000L;
+            servers.get(0).call("SET", counter, Long.toString(ahead));
+            servers.get(2).kill(); // the grant's majority is masters 0 and 1
+            Lease first = acquireWhenBack(a);
+            assertThat(first.fencingToken()).as("master 0's token").isGreaterThan(ahead);
+            assertThat(counterOf(servers.get(1), counter))
+                    .as("written back to master 1")
+                    .isEqualTo(first.fencingToken());
+            servers.get(2).restart();
+            servers.get(0).kill();
+            grantedOnceByMasters1And2(a, "probe-a");
+            grantedOnceByMasters1And2(b, "probe-b");
+            CompletableFuture<Lease> second = a.lock("t").acquireAsync(Duration.ofSeconds(30));
+            CompletableFuture<Lease> remote = b.lock("t").acquireAsync(Duration.ofSeconds(30));
+            Thread.sleep(300); // both wait: master 1 refuses them
+
+            first.close();
+            Lease passed = second.get(10, TimeUnit.SECONDS);
+            assertThat(passed.fencingToken())
+                    .as("passed without the store: the grant's token + 1")
+                    .isEqualTo(first.fencingToken() + 1);
+            assertThat(remote).isNotDone();
+            passed.close();
+            try (Lease granted = remote.get(15, TimeUnit.SECONDS)) {
+                assertThat(granted.fencingToken())
+                        .as("granted by masters 1 and 2 without master 0: above the grant's whole block")
+                        .isGreaterThanOrEqualTo(first.fencingToken() + RedisBackend.TOKEN_BLOCK);
+            }
+        }
+    }
+
+    /** Waits until the client has reconnected to master 2, so that masters 1 and 2 grant it. */
+    private static void grantedOnceByMasters1And2(LockClient client, String name) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+        while (true) {
+            try {
+                var granted = client.lock(name).tryAcquire();
+                if (granted.isPresent()) {
+                    granted.get().close();
+                    return;
+                }
+            } catch (LockBackendException e) {
+                // master 2 not reconnected yet
+            }
+            assertThat(System.nanoTime() - deadline).as("masters 1 and 2 grant").isNegative();
+            Thread.sleep(50);
         }
     }
 

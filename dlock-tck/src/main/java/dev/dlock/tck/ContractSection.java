@@ -85,6 +85,10 @@ abstract class ContractSection {
         return contract.offersSemaphores();
     }
 
+    final boolean reservesTokenRoom() {
+        return contract.reservesTokenRoom();
+    }
+
     /** For a store without fair locks: asserts that {@code fairLock()} is refused, and returns true. */
     final boolean fairLocksRefused() {
         if (offersFairLocks()) {

@@ -71,13 +71,23 @@ abstract class LocalQueueCases extends ContractSection {
      * Cohort hand-off (on by default): threads of two clients loop over one lock. Holders never overlap,
      * tokens increase in grant order, and each grant is either a pass inside one client (previous token
      * + 1, inside the room of its store grant) or a store grant at least {@code LockBackend.tokenBlock()}
-     * above the previous store grant, the room the store promised. A store that reserves room must
+     * above the previous store grant, the room the store promised. A store that reserves room must say
+     * so ({@code tokenBlock() > 1}, as the contract's {@code reservesTokenRoom()} expects) and must
      * actually have passed holds here.
      */
     @Test
     void localHandOffKeepsTokensBetweenStoreGrants() throws Exception {
         List<LockClient> cs = List.of(client(), client());
         long block = wire(cs.get(0)).tokenBlock();
+        if (reservesTokenRoom()) {
+            assertThat(block)
+                    .as("tokenBlock() of a store that reserves token room (else override reservesTokenRoom())")
+                    .isGreaterThan(1);
+        } else {
+            assertThat(block)
+                    .as("tokenBlock() of a store that reserves no token room")
+                    .isEqualTo(1);
+        }
         History history = new History();
         AtomicInteger next = new AtomicInteger();
         runThreads(6, () -> {

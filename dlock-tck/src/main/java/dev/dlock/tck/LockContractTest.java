@@ -115,6 +115,18 @@ public abstract class LockContractTest {
     }
 
     /**
+     * Whether the store reserves fencing-token room in its grants ({@code LockBackend.tokenBlock() > 1}),
+     * so that the engine may pass a hold between threads of one client. The hand-off case asserts the
+     * answer both ways, so a store that stops declaring its room fails it. A store that cannot reserve
+     * room (its tokens leave no gap between grants) overrides this to return false.
+     *
+     * @return true by default
+     */
+    protected boolean reservesTokenRoom() {
+        return true;
+    }
+
+    /**
      * Makes a client behave like a crashed process for the rest of the test: it stops talking to the
      * store without releasing anything or leaving any queue. The default cuts the client off with a
      * {@link FreezableBackend}; a backend whose store keeps entries alive for a live connection (a

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dlock.DistributedReadWriteLock;
 import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
 import dev.dlock.LockClient;
+import dev.dlock.LockException;
 import dev.dlock.LockInfo;
 import java.time.Duration;
 import java.util.List;
@@ -120,6 +122,75 @@ abstract class ReadWriteCases extends ContractSection {
         Lease w = writer.get(30, TimeUnit.SECONDS);
         assertThat(w.isValid()).isTrue();
         w.close();
+    }
+
+    /**
+     * A writer queued before a downgrade is granted after the downgraded read, so its token is above the
+     * read's, even on stores whose tokens follow the order entries were made in (the read's is made after
+     * the writer's).
+     */
+    @Test
+    void tokensIncreaseAcrossADowngradeAndTheWriterQueuedBeforeIt() throws Exception {
+        String name = "rw-down-token";
+        DistributedReadWriteLock a = client().readWriteLock(name);
+        a.writeLock().lock();
+        long write = a.writeLock().currentLease().orElseThrow().fencingToken();
+        LockClient b = client();
+        CompletableFuture<Lease> writer = b.readWriteLock(name).writeLock().acquireAsync(LONG_WAIT);
+        awaitQueued(b, name);
+        a.readLock().lock(); // downgrade
+        long read = a.readLock().currentLease().orElseThrow().fencingToken();
+        assertThat(read).as("the downgraded read's token is above its write's").isGreaterThan(write);
+        a.writeLock().unlock();
+        assertThat(b.describe(name))
+                .as("describe shows the token the downgraded reader got")
+                .flatExtracting(LockInfo::holders)
+                .extracting(LockInfo.Holder::fencingToken)
+                .containsExactly(read);
+        a.readLock().unlock();
+        try (Lease w = writer.get(30, TimeUnit.SECONDS)) {
+            assertThat(w.fencingToken())
+                    .as(
+                            "the writer queued before the downgrade is granted after the read: tokens %d, %d, then",
+                            write, read)
+                    .isGreaterThan(read);
+        }
+    }
+
+    /**
+     * A downgrade from a write hold the store no longer has (force-released here, as a lease that ended
+     * in the store is) must not read beside the writer granted since: the read waits like any read, or the
+     * downgrade fails. Taken right after the force-release, before the holder's next renewal tells it.
+     */
+    @Test
+    void aDowngradeFromAWriteHoldTheStoreLostDoesNotReadBesideTheNextWriter() throws Exception {
+        String name = "rw-down-lost";
+        DistributedReadWriteLock a = client().readWriteLock(name);
+        a.writeLock().lock();
+        LockClient b = client();
+        assertThat(b.forceRelease(name)).isTrue();
+        try (Lease writer = b.readWriteLock(name).writeLock().acquire(LONG_WAIT)) {
+            boolean read;
+            try {
+                read = a.readLock().tryLock(1, TimeUnit.SECONDS);
+            } catch (LockException refused) {
+                read = false; // the store refused the downgrade: its write hold is gone
+            }
+            if (read) {
+                a.readLock().unlock();
+            }
+            assertThat(read)
+                    .as(
+                            "a read granted beside the writer %d after a downgrade from a lost write hold",
+                            writer.fencingToken())
+                    .isFalse();
+            assertThat(writer.isValid()).isTrue();
+        }
+        try {
+            a.writeLock().unlock();
+        } catch (LeaseLostException toldAlready) {
+            // the holder may have been told of the force-release by now: either way the hold is gone
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import static dev.dlock.zookeeper.Background.failure;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.LockKey;
+import dev.dlock.spi.OrderTokens;
 import dev.dlock.zookeeper.NodeLayout.Data;
 import java.util.concurrent.CompletableFuture;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -181,7 +182,7 @@ final class ExclusiveRecipe {
         synchronized (node) {
             if (!node.abandoned && grantable) {
                 held.hold(node, request.leaseMillis());
-                return CompletableFuture.completedFuture(AcquireResult.granted(node.czxid));
+                return CompletableFuture.completedFuture(AcquireResult.granted(OrderTokens.ofCreation(node.czxid)));
             }
             if (node.abandoned) {
                 nodes.deleteQuietly(node);

@@ -7,6 +7,7 @@ import dev.dlock.LockInfo;
 import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
+import dev.dlock.spi.OrderTokens;
 import dev.dlock.zookeeper.NodeLayout.Data;
 import dev.dlock.zookeeper.NodeLayout.Entry;
 import java.util.ArrayList;
@@ -60,7 +61,10 @@ final class Inspection {
                         data.name(),
                         kind,
                         List.of(new LockInfo.Holder(
-                                data.owner(), event.getStat().getCzxid(), "exclusive", null)),
+                                data.owner(),
+                                OrderTokens.ofCreation(event.getStat().getCzxid()),
+                                "exclusive",
+                                null)),
                         0);
             });
         }
@@ -111,7 +115,12 @@ final class Inspection {
             live++;
             if (holds) {
                 holders.add(new LockInfo.Holder(
-                        e.owner(), read.getStat().getCzxid(), e.mode().name().toLowerCase(), null));
+                        e.owner(),
+                        data.writeCzxid() > 0 && e.downgrade()
+                                ? OrderTokens.ofDowngradedRead(data.writeCzxid())
+                                : OrderTokens.ofCreation(read.getStat().getCzxid()),
+                        e.mode().name().toLowerCase(),
+                        null));
             }
         }
         if (name == null) {

@@ -2,6 +2,7 @@ package dev.dlock.zookeeper;
 
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
+import dev.dlock.spi.OrderTokens;
 import java.util.Set;
 
 /**
@@ -37,6 +38,8 @@ final class Node {
     String path;
 
     long czxid;
+    /** For a downgrade's read entry, the czxid of the write entry it came from; else 0. */
+    long writeCzxid;
     /** The session that created the node ({@code ephemeralOwner}). */
     long session;
     /** The entry's sequence number (queue modes). */
@@ -59,6 +62,11 @@ final class Node {
         this.owner = owner;
         this.resource = NodeLayout.resourcePath(key);
         this.permits = permits;
+    }
+
+    /** The fencing token of a grant of this node (caller holds the monitor). */
+    long token() {
+        return writeCzxid > 0 ? OrderTokens.ofDowngradedRead(writeCzxid) : OrderTokens.ofCreation(czxid);
     }
 
     boolean exclusive() {

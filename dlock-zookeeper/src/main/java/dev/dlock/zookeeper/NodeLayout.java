@@ -35,7 +35,10 @@ import java.util.HexFormat;
  * getChildren} reply must fit in {@code jute.maxbuffer} (1 MiB by default), so short segments keep listing
  * a namespace with many locks possible.
  *
- * <p>Node data: {@code owner \n permits \n name} in UTF-8.
+ * <p>Node data: {@code owner \n permits \n name} in UTF-8. A downgrade's read entry writes {@code permits
+ * writeCzxid} on the second line: the czxid of the write entry it came from, which gives its fencing token
+ * ({@link dev.dlock.spi.OrderTokens#ofDowngradedRead}) also after that entry is gone. Data without it (entries made
+ * before) still parses, with no write czxid.
  */
 final class NodeLayout {
     /** Longest escaped name kept verbatim in a path segment. */
@@ -165,11 +168,21 @@ final class NodeLayout {
 
     /** Node data: owner, permits and the full name. */
     static byte[] data(String owner, int permits, String name) {
-        return (owner + "\n" + permits + "\n" + name).getBytes(StandardCharsets.UTF_8);
+        return data(owner, permits, name, 0);
     }
 
-    /** Parsed node data. */
-    record Data(String owner, int permits, String name) {
+    /** Node data of a downgrade's read entry: {@code writeCzxid} is its write entry's czxid (0: none). */
+    static byte[] data(String owner, int permits, String name, long writeCzxid) {
+        String counts = writeCzxid > 0 ? permits + " " + writeCzxid : Integer.toString(permits);
+        return (owner + "\n" + counts + "\n" + name).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Parsed node data.
+     *
+     * @param writeCzxid for a downgrade's read entry, the czxid of the write entry it came from; else 0
+     */
+    record Data(String owner, int permits, String name, long writeCzxid) {
         static Data parse(byte[] data) {
             if (data == null) {
                 return null;
@@ -180,11 +193,14 @@ final class NodeLayout {
             if (second < 0) {
                 return null; // not a dlock node
             }
+            String counts = text.substring(first + 1, second);
+            int space = counts.indexOf(' ');
             try {
                 return new Data(
                         text.substring(0, first),
-                        Integer.parseInt(text.substring(first + 1, second)),
-                        text.substring(second + 1));
+                        Integer.parseInt(space < 0 ? counts : counts.substring(0, space)),
+                        text.substring(second + 1),
+                        space < 0 ? 0 : Long.parseLong(counts.substring(space + 1)));
             } catch (NumberFormatException e) {
                 return null;
             }

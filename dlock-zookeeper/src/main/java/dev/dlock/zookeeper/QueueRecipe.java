@@ -74,11 +74,11 @@ final class QueueRecipe {
             }
             node.creating = true;
         }
-        byte[] data = NodeLayout.data(node.owner, request.permits(), node.key.name());
-        long downgradeOf = downgradeOf(request);
-        String prefix = downgradeOf < 0
+        WriteEntry write = heldWrite(request);
+        byte[] data = NodeLayout.data(node.owner, request.permits(), node.key.name(), write == null ? 0 : write.czxid);
+        String prefix = write == null
                 ? NodeLayout.entryPathPrefix(node.key, node.owner)
-                : NodeLayout.downgradePathPrefix(node.key, node.owner, downgradeOf);
+                : NodeLayout.downgradePathPrefix(node.key, node.owner, write.sequence);
         return requests.create(prefix, CreateMode.EPHEMERAL_SEQUENTIAL, data).thenApply(event -> {
             if (code(event) != KeeperException.Code.OK) {
                 nodes.createFailed(node, event);
@@ -90,6 +90,7 @@ final class QueueRecipe {
                 node.creating = false;
                 node.path = event.getName();
                 node.czxid = event.getStat().getCzxid();
+                node.writeCzxid = write == null ? 0 : write.czxid;
                 node.session = event.getStat().getEphemeralOwner();
                 node.sequence = entry == null ? -1 : entry.sequence();
                 abandoned = node.abandoned;
@@ -104,14 +105,17 @@ final class QueueRecipe {
         });
     }
 
-    /** For a read taken while this client holds the write entry it names, that entry's sequence; else -1. */
-    private long downgradeOf(AcquireRequest request) {
+    /** The write entry a downgrade's read comes from. */
+    private record WriteEntry(long sequence, long czxid) {}
+
+    /** For a read taken while this client holds the write entry it names, that entry; else null. */
+    private WriteEntry heldWrite(AcquireRequest request) {
         Node writer = request.downgradeFrom() == null ? null : nodes.get(request.downgradeFrom());
         if (writer == null || writer.key.mode() != Mode.WRITE) {
-            return -1;
+            return null;
         }
         synchronized (writer) {
-            return writer.state == Node.State.HELD ? writer.sequence : -1;
+            return writer.state == Node.State.HELD ? new WriteEntry(writer.sequence, writer.czxid) : null;
         }
     }
 
@@ -190,7 +194,7 @@ final class QueueRecipe {
                 }
                 wakeups.removeWaiter(node);
                 held.hold(node, request.leaseMillis());
-                return CompletableFuture.completedFuture(AcquireResult.granted(node.czxid));
+                return CompletableFuture.completedFuture(AcquireResult.granted(node.token()));
             }
         }
         if (!granted && queue.get(index).downgrade()) {

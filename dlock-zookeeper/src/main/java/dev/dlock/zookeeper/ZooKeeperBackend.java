@@ -9,6 +9,7 @@ import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
+import dev.dlock.spi.OrderTokens;
 import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
 import java.util.List;
@@ -37,8 +38,10 @@ import org.apache.zookeeper.ZooKeeper;
  *   <li>{@link Inspection}: describe, list, forceRelease.
  * </ul>
  *
- * <p>Fencing token: the czxid of the node, a zxid, so it increases across the ensemble, across holders
- * and across deletions and container reaping.
+ * <p>Fencing token: {@link OrderTokens} of the node's czxid (times 16, with room for the engine's cohort
+ * hand-off and for a downgraded read). A czxid is a zxid, so it increases across the ensemble, across
+ * holders and across deletions and container reaping; the leader epoch is its high 32 bits, so scaling it
+ * overflows only after 2^27 leader elections (and fails loudly then).
  *
  * <p>Leases: the lease is the ZooKeeper session. The backend keeps no lease clock: it hands the session
  * ({@link SessionTracker}, a {@link dev.dlock.spi.SessionLeases}) to the engine when it opens, and the
@@ -52,7 +55,6 @@ import org.apache.zookeeper.ZooKeeper;
  */
 final class ZooKeeperBackend implements LockBackend {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
-
     private final CuratorFramework client;
     private final boolean ownsClient;
     private final ScheduledThreadPoolExecutor timer;
@@ -151,6 +153,12 @@ final class ZooKeeperBackend implements LockBackend {
     @Override
     public CompletionStage<Boolean> release(LockKey key, String owner) {
         return nodes.release(owner);
+    }
+
+    /** {@link OrderTokens#BLOCK}: tokens are {@link OrderTokens} of czxids. */
+    @Override
+    public long tokenBlock() {
+        return OrderTokens.BLOCK;
     }
 
     @Override

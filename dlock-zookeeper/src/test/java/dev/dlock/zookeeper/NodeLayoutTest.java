@@ -72,7 +72,7 @@ class NodeLayoutTest {
         assertThat(e.sequence()).isEqualTo(42);
         assertThat(NodeLayout.Entry.parse("holder")).isNull();
         assertThat(NodeLayout.Data.parse(NodeLayout.data(owner, 3, "a\nb")))
-                .isEqualTo(new NodeLayout.Data(owner, 3, "a\nb"));
+                .isEqualTo(new NodeLayout.Data(owner, 3, "a\nb", 0));
         assertThat(NodeLayout.resourcePath(key)).isEqualTo("/ns/rw/x");
         assertThat(NodeLayout.kindDir("..", LockKind.LOCK)).isEqualTo("/%2E./lock");
     }
@@ -93,6 +93,22 @@ class NodeLayoutTest {
                         .downgrade())
                 .isFalse();
         assertThat(NodeLayout.Entry.parse("d-12-owner-0000000001")).isNull();
+    }
+
+    @Test
+    void aDowngradesReadEntryKeepsItsWriteEntrysCzxidInItsData() {
+        String owner = "123@host-a#abcdef0123";
+        assertThat(NodeLayout.Data.parse(NodeLayout.data(owner, 1, "x\n1 2", 4711)))
+                .isEqualTo(new NodeLayout.Data(owner, 1, "x\n1 2", 4711));
+        assertThat(NodeLayout.Data.parse((owner + "\n1\nx").getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .as("data written before the write czxid was kept")
+                .isEqualTo(new NodeLayout.Data(owner, 1, "x", 0));
+        assertThat(NodeLayout.Data.parse((owner + "\n1 w\nx").getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .isNull();
+        assertThat(dev.dlock.spi.OrderTokens.ofDowngradedRead(4711))
+                .as("above the write's grant and its 14 passes, below the next czxid's token")
+                .isEqualTo(dev.dlock.spi.OrderTokens.ofCreation(4711) + 15)
+                .isLessThan(dev.dlock.spi.OrderTokens.ofCreation(4712));
     }
 
     @Test

@@ -131,7 +131,7 @@ class ZooKeeperBackendTest {
 
         AcquireResult result = attempt(b, Mode.EXCLUSIVE, "lost-answer", "owner-1");
         assertThat(result.isGranted()).isTrue();
-        assertThat(result.token()).isEqualTo(stat.getCzxid());
+        assertThat(result.token()).as("the node's czxid, scaled by 16").isEqualTo(stat.getCzxid() * 16);
         assertThat(b.release(new LockKey(namespace, "lost-answer", Mode.EXCLUSIVE), "owner-1")
                         .toCompletableFuture()
                         .get())
@@ -210,7 +210,7 @@ class ZooKeeperBackendTest {
                     .isFalse();
             Stat stat = curator.checkExists().forPath(path);
             assertThat(stat).as("the next holder's node is still there").isNotNull();
-            assertThat(stat.getCzxid()).isEqualTo(taken.token());
+            assertThat(taken.token()).as("the node's czxid, scaled by 16").isEqualTo(stat.getCzxid() * 16);
             assertThat(next.release(key, "next-" + round).toCompletableFuture().get())
                     .isTrue();
         }
