@@ -25,9 +25,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * lease would run out (the store's hint), or, when the caller holds a queue entry in the store (fair lock,
  * queued writer), at a third of that entry's life to refresh it.
  *
- * <p>Failure modes: a grant that arrives after the caller gave up (timeout, cancel, close), or after
- * the operation timeout ended the attempt, is released at once, so nothing is left held; a waiting caller
- * that gives up removes its store queue entry.
+ * <p>Failure modes: a grant that arrives after the caller gave up (timeout, cancel, close), after the
+ * operation timeout ended the attempt, or after the caller took a hold passed by another local caller
+ * ({@link Cohort}; the attempt was on its way and reached a store the chain had left meanwhile), is
+ * released at once, so nothing is left held; a waiting caller that gives up removes its store queue entry.
  */
 final class Acquisition {
     private enum State {

@@ -313,6 +313,40 @@ class CohortTest {
         writer.join();
     }
 
+    /**
+     * A waiter took a passed hold while its own attempt was still on its way to the store, and the chain
+     * went back to the store before that attempt arrived: the store then grants the attempt to a caller
+     * who no longer waits. The engine gives that grant back at once; kept, it would block every other
+     * client until its lease ran out.
+     */
+    @Test
+    void aStoreGrantArrivingAfterTheWaiterTookAPassIsGivenBack() throws Exception {
+        AtomicReference<CountingBackend> counter = new AtomicReference<>();
+        LockClient c = client(counter, b -> b.leaseTime(Duration.ofSeconds(30)));
+        LockClient other = client(new AtomicReference<>(), b -> {});
+        DistributedLock lock = c.lock("late-grant");
+        Lease first = lock.acquire(Duration.ofSeconds(1));
+        counter.get().acquireDelayMillis = 300;
+        CompletableFuture<Lease> waiter = lock.acquireAsync(Duration.ofSeconds(10));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (counter.get().acquires.get() < 2 && System.nanoTime() - until < 0) {
+            Thread.sleep(1);
+        }
+        first.close();
+        Lease second = waiter.get(5, TimeUnit.SECONDS);
+        assertThat(second.fencingToken()).as("passed, not granted").isEqualTo(first.fencingToken() + 1);
+        second.close();
+        while (counter.get().grants.get() < 2 && System.nanoTime() - until < 0) {
+            Thread.sleep(1);
+        }
+        assertThat(counter.get().grants.get())
+                .as("the waiter's own attempt granted after the chain ended")
+                .isEqualTo(2);
+        try (Lease next = other.lock("late-grant").acquire(Duration.ofSeconds(5))) {
+            assertThat(next.fencingToken()).isGreaterThan(second.fencingToken());
+        }
+    }
+
     @Test
     void aCancelledWaiterDoesNotKeepTheHold() throws Exception {
         LockClient c = client(new AtomicReference<>(), b -> {});

@@ -18,6 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** Counts the engine's calls into a real backend, and can delay acquire answers; forwards everything else. */
 final class CountingBackend extends ForwardingLockBackend {
     final AtomicInteger acquires = new AtomicInteger();
+    /** Acquire answers that were grants. */
+    final AtomicInteger grants = new AtomicInteger();
+
     final AtomicInteger releases = new AtomicInteger();
     final AtomicInteger subscribes = new AtomicInteger();
     final List<Integer> renewBatches = new CopyOnWriteArrayList<>();
@@ -31,12 +34,17 @@ final class CountingBackend extends ForwardingLockBackend {
     public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
         acquires.incrementAndGet();
         long delay = acquireDelayMillis;
-        if (delay == 0) {
-            return delegate.acquire(request);
-        }
-        return CompletableFuture.supplyAsync(
-                        () -> null, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS))
-                .thenCompose(x -> delegate.acquire(request));
+        CompletionStage<AcquireResult> answer = delay == 0
+                ? delegate.acquire(request)
+                : CompletableFuture.supplyAsync(
+                                () -> null, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS))
+                        .thenCompose(x -> delegate.acquire(request));
+        return answer.thenApply(result -> {
+            if (result.isGranted()) {
+                grants.incrementAndGet();
+            }
+            return result;
+        });
     }
 
     @Override

@@ -224,7 +224,11 @@ abstract class StarterContractTest {
         }
         assertThat(service.counter() - before).isEqualTo(threadCount * callsEach);
         assertThat(service.maxInside()).isEqualTo(1);
-        assertThat(holders("counter:" + name)).isEmpty();
+        // A caller handed the hold by another thread while its own store attempt was on its way has that
+        // attempt granted a moment later, and given back at once (CohortTest); a hold left behind would
+        // stay for the 10 s lease, or for good if renewed.
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> holders("counter:" + name).isEmpty());
     }
 
     @Test
