@@ -1,10 +1,15 @@
 package dev.dlock.zookeeper;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
@@ -34,9 +39,9 @@ final class ZooKeeperServers implements AutoCloseable {
     static final int MAX_SESSION_MS = 30_000;
 
     static {
-        // A server restarted on a port taken meanwhile fails to bind; ZooKeeper's embedded server then
-        // calls System.exit(2) by default, which ended the whole test JVM (seen once in a dry run of
-        // EnsembleFaultTest). Logged only, it fails the test that restarted it instead.
+        // A server restarted on a port taken meanwhile fails to bind (see port()); ZooKeeper's embedded
+        // server then calls System.exit(2) by default, which ended the whole test JVM (seen once in a dry
+        // run of EnsembleFaultTest). Logged only, it fails the test that restarted it instead.
         ServiceUtils.setSystemExitProcedure(ServiceUtils.LOG_ONLY);
     }
 
@@ -48,12 +53,40 @@ final class ZooKeeperServers implements AutoCloseable {
         this.ensemble = ensemble;
     }
 
+    /**
+     * Where the servers' ports come from: below Linux's range for the local ports of outgoing connections
+     * (32768-60999 by default), so that a member restarted on its old ports cannot find one taken by a
+     * client socket opened meanwhile, as it could with a port the kernel picked from that range.
+     */
+    private static final int PORTS_FROM = 20_000;
+
+    private static final int PORTS_TO = 32_000;
+    /** Ports handed out in this JVM: a stopped member's ports stay reserved for its restart. */
+    private static final Set<Integer> PORTS_TAKEN = ConcurrentHashMap.newKeySet();
+
+    private static int port() {
+        for (int i = 0; i < 1000; i++) {
+            int port = ThreadLocalRandom.current().nextInt(PORTS_FROM, PORTS_TO);
+            if (!PORTS_TAKEN.add(port)) {
+                continue;
+            }
+            try (ServerSocket probe = new ServerSocket()) {
+                probe.setReuseAddress(false);
+                probe.bind(new InetSocketAddress(port));
+                return port;
+            } catch (IOException inUse) {
+                // another process has it: try the next
+            }
+        }
+        throw new IllegalStateException("no free port between " + PORTS_FROM + " and " + PORTS_TO);
+    }
+
     private static InstanceSpec spec(int serverId) {
         return new InstanceSpec(
                 null,
-                -1,
-                -1,
-                -1,
+                port(),
+                port(),
+                port(),
                 true,
                 serverId,
                 TICK_MS,
