@@ -25,10 +25,8 @@ class RedlockTokenTest {
                         LockClient.builder(servers.uri()).namespace("tokens").build()) {
             // Master 0's counter runs far ahead of the clocks (as after a clock that ran fast): the grant
             // takes its token. Only the write-back keeps it once master 0 forgets its counter.
-            String counter =
-                    ResourceKeys.of(new LockKey("tokens", "t", Mode.EXCLUSIVE)).tokens();
-            long ahead = System.currentTimeMillis() * 1000 + 1_000_000_000_000L;
-            servers.get(0).call("SET", counter, Long.toString(ahead));
+            String counter = counterKey("tokens");
+            long ahead = runAhead(servers.get(0), counter);
             // With master 2 down the first grant's majority must include master 0 (a round is decided
             // as soon as a majority granted, so on a busy machine masters 1 and 2 could decide alone).
             servers.get(2).kill();
@@ -64,10 +62,8 @@ class RedlockTokenTest {
                         .build();
                 LockClient b =
                         LockClient.builder(servers.uri()).namespace("room").build()) {
-            String counter =
-                    ResourceKeys.of(new LockKey("room", "t", Mode.EXCLUSIVE)).tokens();
-            long ahead = System.currentTimeMillis() * 1000 + 1_000_000_000_000L;
-            servers.get(0).call("SET", counter, Long.toString(ahead));
+            String counter = counterKey("room");
+            long ahead = runAhead(servers.get(0), counter);
             servers.get(2).kill(); // the grant's majority is masters 0 and 1
             Lease first = acquireWhenBack(a);
             assertThat(first.fencingToken()).as("master 0's token").isGreaterThan(ahead);
@@ -95,6 +91,18 @@ class RedlockTokenTest {
                         .isGreaterThanOrEqualTo(first.fencingToken() + RedisBackend.TOKEN_BLOCK);
             }
         }
+    }
+
+    /** The fencing counter key of the lock {@code t} in {@code namespace}. */
+    private static String counterKey(String namespace) {
+        return ResourceKeys.of(new LockKey(namespace, "t", Mode.EXCLUSIVE)).tokens();
+    }
+
+    /** Sets the counter on one master far ahead of the clock-based tokens; returns the value set. */
+    private static long runAhead(RedisServer master, String counter) {
+        long ahead = System.currentTimeMillis() * 1000 + 1_000_000_000_000L;
+        master.call("SET", counter, Long.toString(ahead));
+        return ahead;
     }
 
     /** Waits until the client has reconnected to master 2, so that masters 1 and 2 grant it. */

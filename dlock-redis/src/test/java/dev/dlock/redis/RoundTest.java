@@ -16,13 +16,7 @@ class RoundTest {
     @Test
     void aFollowUpWaitsForThatMastersAnswerAlthoughTheRoundIsDecided() throws Exception {
         CompletableFuture<Boolean> slow = new CompletableFuture<>();
-        Round<Boolean> round = Round.send(
-                MASTERS,
-                2,
-                10_000,
-                Boolean::booleanValue,
-                String::valueOf,
-                i -> i == 2 ? slow : CompletableFuture.completedFuture(true));
+        Round<Boolean> round = roundWhereOneMasterIsPending(2, slow, 10_000);
         assertThat(round.decided().get(1, TimeUnit.SECONDS)).isEqualTo(Round.Outcome.QUORUM);
 
         AtomicInteger sent = new AtomicInteger();
@@ -42,13 +36,7 @@ class RoundTest {
     @Test
     void aFollowUpGoesOnceThatMastersTimeoutPassedEvenWithoutAnAnswer() throws Exception {
         CompletableFuture<Boolean> silent = new CompletableFuture<>();
-        Round<Boolean> round = Round.send(
-                MASTERS,
-                2,
-                200,
-                Boolean::booleanValue,
-                String::valueOf,
-                i -> i == 1 ? silent : CompletableFuture.completedFuture(true));
+        Round<Boolean> round = roundWhereOneMasterIsPending(1, silent, 200);
         AtomicInteger sent = new AtomicInteger();
         long start = System.nanoTime();
         CompletionStage<Integer> followUp =
@@ -58,5 +46,17 @@ class RoundTest {
                 .as("not before the master's timeout")
                 .isGreaterThanOrEqualTo(150);
         assertThat(silent).as("the answer itself never came").isNotDone();
+    }
+
+    /** A quorum-2 round on three masters: each grants at once but {@code pending}, which answers with it. */
+    private static Round<Boolean> roundWhereOneMasterIsPending(
+            int pending, CompletableFuture<Boolean> answer, long timeoutMillis) {
+        return Round.send(
+                MASTERS,
+                2,
+                timeoutMillis,
+                Boolean::booleanValue,
+                String::valueOf,
+                i -> i == pending ? answer : CompletableFuture.completedFuture(true));
     }
 }
