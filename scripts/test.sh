@@ -9,6 +9,7 @@
 #   etcd-server                 (dlock-etcd tests start their own etcd processes on free ports)
 #   faketime + iproute2         (scripts/chaos.sh: clock jumps, network namespaces for partitions)
 #   chromium + chromium-driver  (dlock-cli's console test drives headless Chromium with Selenium)
+#   spin + gcc                  (scripts/spin.sh: the Promela models of the store recipes)
 # ZooKeeper and H2 need no install: the tests run them in-process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,7 @@ command -v mvn >/dev/null || die "no mvn on PATH: install Maven 3.8 or newer (ap
 
 ensure_packages redis-server redis-tools postgresql mariadb-server etcd-server faketime iproute2
 ensure_packages chromium chromium-driver
+ensure_packages spin gcc
 command -v redis-server >/dev/null || die "redis-server is not on PATH after install"
 
 # PostgreSQL: running, trust auth on 127.0.0.1, database "test".
@@ -87,41 +89,83 @@ if [ "$(id -u)" -eq 0 ] && command -v mariadb >/dev/null; then
   fi
 fi
 
-log "servers ready; running mvn -B verify $*"
-mvn -B verify "$@"
+# Every command below runs in a session of its own with DLOCK_TEST_RUN=<id> in its environment; Maven,
+# the test JVMs and every process they start inherit both (the databases above carry neither). When the
+# script ends, however it ends, no such process may still be alive: scripts/leftovers.sh names each one
+# (and kills it) and the run fails. Interrupting the script stops the command's whole session.
+run_id="test-$$-$(date +%s)"
+sessions=()
+# A command put in the background by a non-interactive shell starts with SIGINT and SIGQUIT ignored, and a
+# JVM started so keeps SIGINT ignored (as would every JVM the tests start from it): env resets both, so the
+# tests run as from a terminal (dlock-cli's tests send Ctrl-C as SIGINT to the commands they start).
+marked() {
+  DLOCK_TEST_RUN="$run_id" setsid env --default-signal=INT,QUIT "$@" &
+  local pid=$!
+  sessions+=("$pid")
+  trap 'kill -TERM -- "-'"$pid"'" 2>/dev/null; exit 130' INT TERM
+  wait "$pid"
+}
+finish() {
+  local status=$? left
+  trap - EXIT
+  if ! left=$(scripts/leftovers.sh --kill "$run_id" "${sessions[@]}"); then
+    log "ERROR: processes started by this run were still alive at its end (now killed):"
+    printf '[test.sh]   %s\n' "$left" >&2
+    [ "$status" -ne 0 ] || status=1
+  fi
+  exit "$status"
+}
+trap finish EXIT
 
-# Virtual threads: the contract case that runs 2,000 callers on every store uses virtual threads and
-# checks with JFR that no carrier is pinned, on a JDK >= 21 (the machine's Temurin 25). The default JDK
-# above runs the same case with platform threads.
-if [ $# -eq 0 ]; then
-  jdk21=""
-  for home in /usr/lib/jvm/*; do
-    # Not every entry is a JDK (Debian ships e.g. /usr/lib/jvm/openjdk-17 without a release file).
-    [ -f "$home/release" ] && [ -x "$home/bin/java" ] || continue
-    v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$home/release" || true)
-    if [ -n "$v" ] && [ "$v" -ge 21 ]; then jdk21=$home; fi
-  done
-  [ -n "$jdk21" ] || die "no JDK 21+ under /usr/lib/jvm for the virtual-thread contract case (install Temurin 21+)"
-  log "virtual-thread contract case on every store with $jdk21"
-  # The case lives in the section LockContractTest$Fuzz: surefire matches a nested case by its section's
-  # class name, hence the second '*' (without it the filter matches no case and the step passes empty).
-  marker=$(mktemp)
-  JAVA_HOME="$jdk21" mvn -B -q verify -Dspotless.check.skip=true -Dsurefire.failIfNoSpecifiedTests=false \
-    -pl dlock-tck,dlock-redis,dlock-zookeeper,dlock-jdbc,dlock-etcd -am -Dtest='*ContractTest*#twoThousandCallers*'
-  # A filter that stops matching would pass empty: require a fresh report with the case from every module.
-  ran=$(find dlock-tck dlock-redis dlock-zookeeper dlock-jdbc dlock-etcd -path '*/surefire-reports/TEST-*.xml' \
-    -newer "$marker" -exec grep -l 'twoThousandCallers' {} + | sed 's|/.*||' | sort -u | wc -l)
-  rm -f "$marker"
-  [ "$ran" -eq 5 ] || die "the virtual-thread case ran in $ran of 5 modules (did the -Dtest filter stop matching?)"
+# With arguments: `mvn -B verify ARGS` and nothing else (e.g. scripts/test.sh -pl dlock-core -am).
+if [ $# -gt 0 ]; then
+  log "servers ready; running mvn -B verify $*"
+  marked mvn -B verify "$@"
+  exit 0
 fi
 
-# Fault-injection suite, quick mode (dlock-chaos, built by the verify above): every store under a few
-# real faults; fails on a stale fenced write accepted or a lock no longer granted after faults heal.
-if [ $# -eq 0 ]; then
-  # A fixed seed keeps the fault schedule the same from run to run, so CI fails for a regression, not
-  # for a new random schedule; explore with other seeds (scripts/chaos.sh --quick --seed N, or none).
-  log "fault-injection suite: scripts/chaos.sh --quick --seed ${DLOCK_CHAOS_SEED:-10}"
-  CHAOS_SKIP_BUILD=1 scripts/chaos.sh --quick --seed "${DLOCK_CHAOS_SEED:-10}"
+# Without: the build and every test, then the virtual-thread case on JDK 21+, the quick fault suite, the
+# Promela models and the release packaging (scripts/test-jobs.sh --list names the jobs).
+# DLOCK_TEST_LANES=N runs the jobs after the build in N parallel lanes (default 3); 1 runs everything in
+# one `mvn -B verify` and then the other jobs in turn, as before lanes. The tests mostly wait (leases,
+# timeouts), so lanes overlap the waits; they share nothing but servers on free ports (see test-jobs.sh).
+lanes=${DLOCK_TEST_LANES:-3}
+[[ "$lanes" =~ ^[1-9][0-9]*$ ]] || die "DLOCK_TEST_LANES must be a positive number, not '$lanes'"
+if [ "$lanes" -eq 1 ]; then
+  log "servers ready; running mvn -B verify (DLOCK_TEST_LANES=1: no lanes)"
+  marked mvn -B verify
+  marked scripts/test-jobs.sh vt release-chaos spin
+  exit 0
 fi
-# The release profile's packaging (sources and javadoc jars, signing skipped) on full runs only.
-if [ $# -eq 0 ]; then scripts/check-release.sh; fi
+
+scripts/test-jobs.sh --check-coverage || die "add the modules above to a job in scripts/test-jobs.sh"
+log "servers ready; building without tests: mvn -B verify -DskipTests"
+marked mvn -B verify -DskipTests
+# Plan: longest job first, each into the lane with the least expected time so far.
+declare -a plan load
+for ((l = 0; l < lanes; l++)); do plan[l]=""; load[l]=0; done
+for entry in $(scripts/test-jobs.sh --list); do
+  least=0
+  for ((l = 1; l < lanes; l++)); do [ "${load[l]}" -lt "${load[least]}" ] && least=$l; done
+  plan[least]+=" ${entry%%:*}"
+  load[least]=$((load[least] + ${entry##*:}))
+done
+logs=target/test-lanes
+rm -rf "$logs"
+mkdir -p "$logs"
+pids=()
+trap 'for p in "${pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done; exit 130' INT TERM
+for ((l = 0; l < lanes; l++)); do
+  [ -n "${plan[l]}" ] || continue
+  log "lane $((l + 1)) (expected ${load[l]} s):${plan[l]}"
+  # DLOCK_TEST_LANE/LANES: each lane's servers take ports from a share of their own (dev.dlock.testsupport.FreePorts).
+  # shellcheck disable=SC2086
+  DLOCK_TEST_RUN="$run_id" DLOCK_TEST_LANE=$((l + 1)) DLOCK_TEST_LANES=$lanes \
+    setsid env --default-signal=INT,QUIT scripts/test-jobs.sh --log "$logs" ${plan[l]} &
+  pids+=("$!")
+  sessions+=("$!")
+done
+failed=0
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+[ $failed -eq 0 ] || die "some jobs failed after $SECONDS s (their logs are above and in $logs/)"
+log "all jobs passed; $SECONDS s since the start (scripts/test-times.sh: where the time went)"

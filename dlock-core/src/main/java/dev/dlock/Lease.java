@@ -83,9 +83,16 @@ public interface Lease extends AutoCloseable {
      * Asks the store now to keep the lease for {@code leaseTime} from now; later automatic renewals use
      * this time as well.
      *
+     * <p>While the request is on its way, and if it gets no answer, the lease's local deadline is the
+     * earlier of the old one and the one {@code leaseTime} gives, since the store may apply a shorter time
+     * before it answers. An answer that arrives after the new deadline cannot be trusted: the lease is
+     * lost ({@link #whenLost()} completes) and the engine gives the hold back.
+     *
      * @param leaseTime the new lease time: at least 10 ms, at most 365 days
-     * @throws LeaseLostException if the store no longer holds the lease
-     * @throws LockBackendException if the store did not answer in time
+     * @throws LeaseLostException if the store no longer holds the lease, or its answer came after the new
+     *     deadline
+     * @throws LockBackendException if the store did not answer in time (the lease stays held, renewed on
+     *     its old lease time, until the deadline above)
      * @throws IllegalArgumentException if the time is null or out of range
      */
     void extend(Duration leaseTime);

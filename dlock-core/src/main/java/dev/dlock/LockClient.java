@@ -2,6 +2,7 @@ package dev.dlock;
 
 import dev.dlock.internal.Engine;
 import dev.dlock.internal.EngineOptions;
+import dev.dlock.internal.base.Checks;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockBackendFactory;
 import dev.dlock.spi.LockBackendProvider;
@@ -186,6 +187,32 @@ public final class LockClient implements AutoCloseable {
     }
 
     /**
+     * A candidate in the election of a leader among the clients of this store: the leader is the holder of
+     * the exclusive lock {@code name}, a term is a lease of it. It does nothing until {@link
+     * LeaderElection#join()}.
+     *
+     * @param name the election's name, a lock name (the same name's {@link #lock(String)} is the same lock)
+     * @return a new candidate
+     * @throws IllegalArgumentException for a bad name
+     */
+    public LeaderElection election(String name) {
+        return election(name, new LeaderElection.Listener() {});
+    }
+
+    /**
+     * A candidate in an election; see {@link #election(String)}.
+     *
+     * @param name the election's name
+     * @param listener told when this candidate is elected and when its term ends
+     * @return a new candidate
+     * @throws IllegalArgumentException for a bad name
+     * @throws NullPointerException if the listener is null
+     */
+    public LeaderElection election(String name, LeaderElection.Listener listener) {
+        return new Campaign(engine.lock(name), listener);
+    }
+
+    /**
      * The leases this client holds now, through either API.
      *
      * @return a snapshot
@@ -241,11 +268,22 @@ public final class LockClient implements AutoCloseable {
         return "LockClient[" + engine + "]";
     }
 
-    /** Options for a {@link LockClient}. Every setter validates at once. */
+    /**
+     * Options for a {@link LockClient}. Every setter validates at once (a duration is converted there, once);
+     * {@link #build()} hands the engine an immutable snapshot of them.
+     */
     public static final class Builder {
         private final String uri;
         private LockBackendFactory factory;
-        private EngineOptions options = EngineOptions.DEFAULTS;
+        private long leaseMillis = EngineOptions.DEFAULTS.leaseMillis();
+        private boolean renewal = EngineOptions.DEFAULTS.renewal();
+        private Duration waitTime = EngineOptions.DEFAULTS.waitTime();
+        private int localQueueLimit = EngineOptions.DEFAULTS.localQueueLimit();
+        private String namespace = EngineOptions.DEFAULTS.namespace();
+        private Duration operationTimeout = EngineOptions.DEFAULTS.operationTimeout();
+        private LockListener listener = EngineOptions.DEFAULTS.listener();
+        private int handoffPasses = EngineOptions.DEFAULTS.handoffPasses();
+        private Duration handoffTime = EngineOptions.DEFAULTS.handoffTime();
 
         private Builder(String uri, LockBackendFactory factory) {
             this.uri = uri;
@@ -259,7 +297,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder leaseTime(Duration leaseTime) {
-            options = options.withLeaseTime(leaseTime);
+            leaseMillis = Checks.leaseMillis(leaseTime);
             return this;
         }
 
@@ -270,7 +308,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder renewal(boolean renew) {
-            options = options.withRenewal(renew);
+            renewal = renew;
             return this;
         }
 
@@ -281,7 +319,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder waitTime(Duration waitTime) {
-            options = options.withWaitTime(waitTime);
+            this.waitTime = Checks.nonNegative(waitTime, "waitTime");
             return this;
         }
 
@@ -293,7 +331,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder localQueueLimit(int limit) {
-            options = options.withLocalQueueLimit(limit);
+            localQueueLimit = Checks.localQueueLimit(limit);
             return this;
         }
 
@@ -304,7 +342,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder namespace(String namespace) {
-            options = options.withNamespace(namespace);
+            this.namespace = Checks.namespace(namespace);
             return this;
         }
 
@@ -316,7 +354,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder operationTimeout(Duration timeout) {
-            options = options.withOperationTimeout(timeout);
+            operationTimeout = Checks.operationTimeout(timeout);
             return this;
         }
 
@@ -335,7 +373,8 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder localHandoff(int maxPasses, Duration maxTime) {
-            options = options.withLocalHandoff(maxPasses, maxTime);
+            handoffPasses = Checks.handoffPasses(maxPasses);
+            handoffTime = Checks.nonNegative(maxTime, "localHandoff maxTime");
             return this;
         }
 
@@ -346,7 +385,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder listener(LockListener listener) {
-            options = options.withListener(listener);
+            this.listener = Checks.notNull(listener, "listener");
             return this;
         }
 
@@ -375,10 +414,7 @@ public final class LockClient implements AutoCloseable {
          * @return this builder
          */
         public Builder backend(LockBackendFactory backend) {
-            if (backend == null) {
-                throw new IllegalArgumentException("backend must not be null");
-            }
-            factory = backend;
+            factory = Checks.notNull(backend, "backend");
             return this;
         }
 
@@ -390,6 +426,16 @@ public final class LockClient implements AutoCloseable {
          * @throws LockBackendException if the store cannot be reached
          */
         public LockClient build() {
+            EngineOptions options = new EngineOptions(
+                    leaseMillis,
+                    renewal,
+                    waitTime,
+                    localQueueLimit,
+                    namespace,
+                    operationTimeout,
+                    listener,
+                    handoffPasses,
+                    handoffTime);
             return new LockClient(Engine.open(uri, backend(), options));
         }
     }

@@ -1,6 +1,6 @@
 package dev.dlock.bench;
 
-import dev.dlock.tck.EtcdServers;
+import dev.dlock.testsupport.EtcdServers;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,6 +1,6 @@
 package dev.dlock.bench;
 
-import dev.dlock.tck.TcpProxy;
+import dev.dlock.testsupport.TcpProxy;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;

@@ -46,6 +46,8 @@ public final class ChaosClient {
     private final Resource resource;
     private final String[] locks;
     private volatile boolean stop;
+    /** The open section's lease, while one is held; see {@link Held}. */
+    private volatile Held held;
 
     private ChaosClient(Map<String, String> args, Writer out) {
         this.args = args;
@@ -117,6 +119,9 @@ public final class ChaosClient {
 
     private void run() {
         emit("hello", "-", "-", 0, Long.toString(ProcessHandle.current().pid()));
+        Thread deadlines = new Thread(this::watchDeadlines, "chaos-deadlines");
+        deadlines.setDaemon(true);
+        deadlines.start();
         LockClient client = connect();
         int n = 0;
         while (!stop && client != null) {
@@ -192,6 +197,9 @@ public final class ChaosClient {
         }
         long token = lease.fencingToken();
         emit("grant", lock, section, token, "");
+        Held held = new Held(lease, lock, section, token);
+        held.reportDeadline();
+        this.held = held;
         lease.whenLost().thenAccept(e -> emit("lost", lock, section, token, String.valueOf(e.getMessage())));
         try {
             critical(lease, lock, section, token);
@@ -199,6 +207,8 @@ public final class ChaosClient {
             emit("resource_error", lock, section, token, e.toString());
             resource.reset();
         }
+        this.held = null;
+        emit("releasing", lock, section, token, ""); // from here on the holder no longer believes it holds
         try {
             lease.close();
             emit("release", lock, section, token, "");
@@ -235,6 +245,49 @@ public final class ChaosClient {
         }
         resource.exit(key, section, entry, true);
         emit("unfenced", lock, section, token, Long.toString(entry.value() + 1));
+    }
+
+    /**
+     * The lease of the open section, whose local deadline is reported as a {@code deadline} event (detail:
+     * the deadline on this process's monotonic clock, ns) at the grant and whenever a renewal moved it:
+     * the checker's told-first measure needs to know until when the holder believed it held.
+     */
+    private final class Held {
+        final Lease lease;
+        final String lock;
+        final String section;
+        final long token;
+        long reported;
+
+        Held(Lease lease, String lock, String section, long token) {
+            this.lease = lease;
+            this.lock = lock;
+            this.section = section;
+            this.token = token;
+        }
+
+        /** Reports the deadline if it moved by more than a millisecond since the last report. */
+        synchronized void reportDeadline() {
+            if (!lease.isValid()) {
+                return;
+            }
+            long deadline = System.nanoTime() + lease.remaining().toNanos();
+            if (deadline - reported > 1_000_000L) {
+                reported = deadline;
+                emit("deadline", lock, section, token, Long.toString(deadline));
+            }
+        }
+    }
+
+    /** Polls the open section's deadline every 10 ms (renewals move it). */
+    private void watchDeadlines() {
+        while (!stop) {
+            Held current = held;
+            if (current != null) {
+                current.reportDeadline();
+            }
+            Proc.sleep(10);
+        }
     }
 
     /**

@@ -25,19 +25,24 @@ import java.util.TreeSet;
  *       the lock has permits were inside (overlaps), and unfenced increments minus the final value (lost
  *       updates).
  *   <li><b>Token regressions</b> (must be 0): see {@link TokenOrder}.
- *   <li><b>Superseded leases</b>: a section still open (no release yet) when another client's grant of
+ *   <li><b>Superseded leases</b> ({@link Superseded}): a section still open (no release yet) when another client's grant of
  *       the same exclusive lock with a higher token arrived (its report may have arrived first). A {@code
  *       lost} signal or {@code told} check before the holder's next fenced step after that grant (even
  *       one before the grant) = the holder was told; else {@code valid} (or a write of a section that does
  *       not check again) = it was not, and the fenced step that followed was rejected (the fence caught
  *       it) or accepted (the successor had not written yet). Each is attributed to the faults in effect on
  *       that client or the store during the section.
- *   <li><b>Liveness</b>: after every moment all faults have healed, some grant must arrive within the
+ *   <li><b>Told first</b> (must be 0 not told first, outside store and client clock steps): see {@link
+ *       ToldFirst}.
+ *   <li><b>Liveness</b> ({@link Liveness}): after every moment all faults have healed, some grant must arrive within the
  *       window (three lease times, a holder's longest job, plus the store's margin; set by {@code
  *       StoreRun}), unless the next fault came first; at the end, every lock must be granted within it.
+ *       A failure names, for each lock, its last holder and that holder's last event, so it points at
+ *       the hold that was kept (for example a release that failed).
  * </ul>
  *
- * <p>Times are the controller's arrival times (one clock), except the unfenced intervals, which are the
+ * <p>This class keeps the sections and the fence and control checks; the superseded count and the
+ * liveness check are classes of their own. Times are the controller's arrival times (one clock), except the unfenced intervals, which are the
  * resource database's clock.
  */
 final class Checker {
@@ -94,11 +99,16 @@ final class Checker {
             Section s = sections.get(e.section());
             if (s != null) {
                 s.events.add(e);
-                if (e.type().startsWith("release")) {
-                    s.endAt = e.at();
+                if (ends(e) && s.endAt == end) {
+                    s.endAt = e.at(); // releasing (sent before the store call), else release or release_error
                 }
             }
         }
+    }
+
+    /** Whether {@code e} ends its section: {@code releasing}, {@code release} or {@code release_error}. */
+    static boolean ends(Event e) {
+        return e.type().equals("releasing") || e.type().startsWith("release");
     }
 
     private long killTime(int client, long after, long before) {
@@ -170,8 +180,19 @@ final class Checker {
         out.put("grants_by_client", grantsByClient);
         out.put("fenced", fenced());
         out.put("unfenced", unfenced(byFault));
-        out.put("superseded", superseded(byFault));
-        out.put("liveness", liveness());
+        out.put(
+                "superseded",
+                new Superseded(sections.values(), this::faultsDuring, (id, figure) -> attribute(byFault, id, figure))
+                        .figures());
+        ToldFirst toldFirst = new ToldFirst(sections.values(), faults, end);
+        out.put("told_first", toldFirst.figures());
+        if (toldFirst.notToldFirst() > 0) {
+            failures.add(toldFirst.notToldFirst() + " grant(s) not told first: another client's lease was still"
+                    + " believed valid by its holder at the grant (see told_first.examples)");
+        }
+        Liveness liveness = new Liveness(sections.values(), faults, ledgers.keySet(), window, end);
+        out.put("liveness", liveness.figures());
+        failures.addAll(liveness.failures());
         out.put("by_fault", byFault);
         return out;
     }
@@ -269,131 +290,5 @@ final class Checker {
                 faultRow(byFault, f).merge(figure, 1L, Long::sum);
             }
         }
-    }
-
-    private Map<String, Object> superseded(Map<String, Map<String, Long>> byFault) {
-        long told = 0;
-        long rejected = 0;
-        long accepted = 0;
-        long quiet = 0;
-        List<String> examples = new ArrayList<>();
-        List<Section> grants = new ArrayList<>(sections.values());
-        grants.sort(Comparator.comparingLong(s -> s.grantAt));
-        for (Section old : grants) {
-            if (old.lock.equals("sem")) {
-                continue;
-            }
-            Section next = grants.stream()
-                    .filter(g -> g.lock.equals(old.lock) && g.client != old.client)
-                    // the store's order is the tokens' (checked above): a successor has a higher token,
-                    // whichever grant report arrived first
-                    .filter(g -> g.token > old.token && g.grantAt < old.endAt)
-                    .findFirst()
-                    .orElse(null);
-            if (next == null) {
-                continue;
-            }
-            String verdict = null;
-            boolean sawValid = false;
-            for (Event e : old.events) {
-                String t = e.type();
-                // a lost signal or failed check before the successor's grant tells the holder too
-                if (!sawValid && (t.equals("lost") || t.equals("told"))) {
-                    verdict = "told";
-                    break;
-                }
-                if (e.at() <= next.grantAt) {
-                    continue;
-                }
-                if (t.equals("valid")) {
-                    sawValid = true;
-                } else if ((sawValid || e.detail().startsWith("unchecked")) && t.endsWith("_rejected")) {
-                    verdict = "rejected";
-                    break;
-                } else if ((sawValid || e.detail().startsWith("unchecked"))
-                        && (t.equals("claim_ok") || t.equals("write_ok"))) {
-                    verdict = "accepted";
-                    break;
-                }
-            }
-            if (verdict == null) {
-                quiet++;
-                continue;
-            }
-            switch (verdict) {
-                case "told" -> told++;
-                case "rejected" -> rejected++;
-                default -> accepted++;
-            }
-            if (!verdict.equals("told")) {
-                attribute(byFault, old.id, "not_told_" + verdict);
-                if (examples.size() < 20) {
-                    examples.add(old.lock + ": section " + old.id + " (token " + old.token + ") superseded by "
-                            + next.id + " (token " + next.token + ") at " + next.grantAt + " ms, fence " + verdict
-                            + ", faults " + faultsDuring(old));
-                }
-            }
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("told_before_next_fenced_step", told);
-        out.put("not_told_fence_rejected", rejected);
-        out.put("not_told_fence_accepted", accepted);
-        out.put("no_later_fenced_step", quiet);
-        out.put("not_told_examples", examples);
-        return out;
-    }
-
-    private Map<String, Object> liveness() {
-        List<long[]> spans = new ArrayList<>();
-        for (FaultRecord f : faults) {
-            spans.add(new long[] {f.start(), f.end() < 0 ? end : f.end()});
-        }
-        spans.sort(Comparator.comparingLong(a -> a[0]));
-        List<long[]> merged = new ArrayList<>();
-        for (long[] s : spans) {
-            if (!merged.isEmpty() && s[0] <= merged.get(merged.size() - 1)[1]) {
-                long[] last = merged.get(merged.size() - 1);
-                last[1] = Math.max(last[1], s[1]);
-            } else {
-                merged.add(new long[] {s[0], s[1]});
-            }
-        }
-        long checks = 0;
-        long failed = 0;
-        long maxGap = 0;
-        for (int i = 0; i < merged.size(); i++) {
-            long healed = merged.get(i)[1];
-            long nextFault = i + 1 < merged.size() ? merged.get(i + 1)[0] : Long.MAX_VALUE;
-            long firstGrant = sections.values().stream()
-                    .mapToLong(s -> s.grantAt)
-                    .filter(t -> t > healed)
-                    .min()
-                    .orElse(Long.MAX_VALUE);
-            if (firstGrant <= healed + window) {
-                checks++;
-                maxGap = Math.max(maxGap, firstGrant - healed);
-            } else if (nextFault >= healed + window && end >= healed + window) {
-                checks++;
-                failed++;
-                failures.add("no grant within " + window + " ms after the faults healed at " + healed + " ms");
-            }
-        }
-        long lastHeal = merged.isEmpty() ? 0 : merged.get(merged.size() - 1)[1];
-        List<String> starved = new ArrayList<>();
-        for (String lock : ledgers.keySet()) {
-            boolean granted = sections.values().stream()
-                    .anyMatch(s -> s.lock.equals(lock) && s.grantAt > lastHeal && s.grantAt <= lastHeal + window);
-            if (!granted) {
-                starved.add(lock);
-                failures.add("lock " + lock + " not granted within " + window + " ms after the last fault healed");
-            }
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("window_ms", window);
-        out.put("checks", checks);
-        out.put("failures", failed + starved.size());
-        out.put("max_ms_to_first_grant_after_heal", maxGap);
-        out.put("locks_not_granted_after_last_heal", starved);
-        return out;
     }
 }

@@ -1,5 +1,6 @@
 package dev.dlock.chaos;
 
+import dev.dlock.testsupport.ChildProcesses;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -81,7 +82,7 @@ final class Clients implements AutoCloseable {
             pb.environment().putAll(clock.environment());
         }
         try {
-            processes.put(id, pb.start());
+            processes.put(id, ChildProcesses.start(pb));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -93,15 +94,15 @@ final class Clients implements AutoCloseable {
     }
 
     void pause(int id) {
-        Proc.signalTree(processes.get(id).pid(), "STOP");
+        ChildProcesses.signalTree(processes.get(id).pid(), "STOP");
     }
 
     void resume(int id) {
-        Proc.signalTree(processes.get(id).pid(), "CONT");
+        ChildProcesses.signalTree(processes.get(id).pid(), "CONT");
     }
 
     void kill(int id) {
-        Proc.killTree(processes.get(id));
+        ChildProcesses.killTree(processes.get(id));
     }
 
     FakeClock clock(int id) {
@@ -116,7 +117,7 @@ final class Clients implements AutoCloseable {
         for (Process p : processes.values()) {
             try {
                 if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                    Proc.killTree(p);
+                    ChildProcesses.killTree(p);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -126,6 +127,6 @@ final class Clients implements AutoCloseable {
 
     @Override
     public void close() {
-        processes.values().forEach(Proc::killTree);
+        processes.values().forEach(ChildProcesses::killTree);
     }
 }

@@ -19,7 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * stamped with the controller's monotonic clock on arrival (one clock for every client, whatever their
  * own clocks were stepped to), and the faults the nemesis injected.
  *
- * <p>Concurrency: one reader thread per client connection appends under this object's lock.
+ * <p>Concurrency: one reader thread per client connection appends under this object's lock. A reader
+ * that fails on a line (anything but its client going away) is recorded, and {@link #requireReaders()}
+ * fails the run with it: a reader that ended silently would leave its client's events out of the
+ * checks, and the run would look like a client that stopped reporting.
  */
 final class History implements AutoCloseable {
     /**
@@ -27,8 +30,8 @@ final class History implements AutoCloseable {
      *
      * @param at controller time of arrival, ms since the run started
      * @param client the client id
-     * @param type invoke, grant, lost, valid, told, claim_ok, claim_rejected, write_ok, write_rejected,
-     *     unfenced, release, timeout, fail, ...
+     * @param type invoke, grant, deadline, lost, valid, told, claim_ok, claim_rejected, write_ok, write_rejected,
+     *     unfenced, releasing (before the store call), release, timeout, fail, ...
      * @param lock the lock name ({@code x}, {@code rw}, {@code sem})
      * @param section the critical section id
      * @param token the fencing token, 0 before the grant
@@ -63,6 +66,7 @@ final class History implements AutoCloseable {
     private final List<Event> events = new ArrayList<>();
     private final List<FaultRecord> faults = new ArrayList<>();
     private final Map<Integer, OutputStream> controls = new ConcurrentHashMap<>();
+    private volatile String readerFailure;
 
     History(String host) {
         try {
@@ -97,35 +101,64 @@ final class History implements AutoCloseable {
     }
 
     private void read(Socket socket) {
+        String line = null;
         try (socket;
                 BufferedReader in =
                         new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
             while ((line = in.readLine()) != null) {
-                String[] f = line.split("\t", -1);
-                if (f.length < 8) {
-                    continue;
-                }
-                int client = Integer.parseInt(f[0]);
-                if (f[1].equals("hello")) {
-                    controls.put(client, socket.getOutputStream());
-                }
-                Event e = new Event(
-                        now(),
-                        client,
-                        f[1],
-                        f[2],
-                        f[3],
-                        Long.parseLong(f[4]),
-                        f[5],
-                        Long.parseLong(f[6]),
-                        Long.parseLong(f[7]));
-                synchronized (this) {
-                    events.add(e);
-                }
+                record(line, socket);
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
             // the client died or was killed
+        } catch (RuntimeException e) {
+            readerFailed(line, e);
+        }
+    }
+
+    private void record(String line, Socket socket) throws IOException {
+        String[] f = line.split("\t", -1);
+        if (f.length < 8) {
+            throw new IllegalArgumentException("expected 8 tab-separated fields, found " + f.length);
+        }
+        int client = Integer.parseInt(f[0]);
+        if (f[1].equals("hello")) {
+            controls.put(client, socket.getOutputStream());
+        }
+        Event e = new Event(
+                now(),
+                client,
+                f[1],
+                f[2],
+                f[3],
+                Long.parseLong(f[4]),
+                f[5],
+                Long.parseLong(f[6]),
+                Long.parseLong(f[7]));
+        synchronized (this) {
+            events.add(e);
+        }
+    }
+
+    private void readerFailed(String line, RuntimeException cause) {
+        String failure = "a client connection's reader failed at " + now() + " ms on the line '" + line + "': " + cause;
+        synchronized (this) {
+            if (readerFailure == null) {
+                readerFailure = failure;
+            }
+        }
+        System.err.println("[chaos] " + failure);
+    }
+
+    /**
+     * Fails when a client connection's reader failed: its client's later events are missing, so the
+     * run cannot be checked.
+     *
+     * @throws IllegalStateException naming the line and the cause of the first failure
+     */
+    void requireReaders() {
+        String failure = readerFailure;
+        if (failure != null) {
+            throw new IllegalStateException(failure);
         }
     }
 

@@ -71,6 +71,7 @@ final class Nemesis {
             while (injected < target && System.nanoTime() < deadlineNanos && !enabled.isEmpty()) {
                 Proc.sleep(300 + random.nextInt(1200));
                 checkFailure();
+                history.requireReaders();
                 if (active.get() >= maxConcurrent) {
                     continue;
                 }

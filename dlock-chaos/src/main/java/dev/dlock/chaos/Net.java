@@ -6,54 +6,70 @@ import java.util.List;
 /**
  * Where stores and the resource listen, and how a client is cut off from the store.
  *
- * <p>With network namespaces (root and iproute2): the stores listen on {@value #STORE_IP} and the
- * resource and controller on {@value #RESOURCE_IP}, two /32 addresses added to the host's loopback
- * device. Each client runs in its own namespace {@code dlc<N>} with two veth pairs, one routed to the
- * store address and one to the resource address; a partition takes the store pair's link down, so the
+ * <p>With network namespaces (root and iproute2): the stores listen on the run's store address and the
+ * resource and controller on its resource address, two /32 addresses added to the host's loopback
+ * device. Each client runs in its own namespace with two veth pairs, one routed to the store address and
+ * one to the resource address; every name and address is the run's own ({@link NetNames}: a slot per
+ * run, taken from the process id on), so runs side by side do not meet. A partition takes the store
+ * pair's link down, so the
  * client keeps its resource and controller connections while every store packet is dropped (no reset:
  * the client sees a silent network, as in a real partition). Only traffic between the host and the
  * namespaces created here is affected.
  *
  * <p>Without namespaces everything uses 127.0.0.1 and the partition fault is reported as unavailable.
  *
- * <p>Failure modes: leftovers of an earlier run that died are removed at setup; {@link #close()} removes
- * the namespaces, links and addresses it made.
+ * <p>Failure modes: leftovers of an earlier run that died in the same slot are removed at setup; {@link
+ * #close()} removes the namespaces, links and addresses it made, and nothing of another run.
  */
 final class Net implements AutoCloseable {
-    static final String STORE_IP = "10.77.0.1";
-    static final String RESOURCE_IP = "10.78.0.1";
-    private static final String PREFIX = "dlc";
-
+    private final NetNames names;
     private final boolean namespaces;
     private final List<Integer> clients = new ArrayList<>();
 
-    private Net(boolean namespaces) {
+    private Net(NetNames names, boolean namespaces) {
+        this.names = names;
         this.namespaces = namespaces;
     }
 
     /** Sets up the addresses when namespaces are wanted and possible; loopback mode otherwise. */
     static Net open(boolean wantNamespaces) {
+        NetNames names = NetNames.forProcess(ProcessHandle.current().pid());
         if (!wantNamespaces || !Proc.available("ip", "netns", "list")) {
-            return new Net(false);
+            return new Net(names, false);
         }
-        cleanLeftovers();
         try {
-            for (String ip : List.of(STORE_IP, RESOURCE_IP)) {
-                if (!Proc.run("ip", "-4", "addr", "show", "dev", "lo").contains(ip + "/32")) {
-                    Proc.run("ip", "addr", "add", ip + "/32", "dev", "lo");
-                }
+            names = freeSlot(names);
+            cleanLeftovers(names);
+            for (String ip : List.of(names.storeIp(), names.resourceIp())) {
+                Proc.run("ip", "addr", "add", ip + "/32", "dev", "lo");
             }
-            return new Net(true);
+            System.err.println("[chaos] network slot " + names.slot() + ": store " + names.storeIp() + ", resource "
+                    + names.resourceIp());
+            return new Net(names, true);
         } catch (RuntimeException e) {
             System.err.println("[chaos] network namespaces unavailable (" + e.getMessage() + "); using loopback");
-            return new Net(false);
+            return new Net(names, false);
         }
     }
 
-    private static void cleanLeftovers() {
+    /** The first slot from {@code first} on whose store address no other run holds. */
+    private static NetNames freeSlot(NetNames first) {
+        String addresses = Proc.run("ip", "-4", "addr", "show", "dev", "lo");
+        NetNames names = first;
+        for (int tried = 0; tried < NetNames.SLOTS; tried++) {
+            if (!addresses.contains(names.storeIp() + "/32")) {
+                return names;
+            }
+            names = names.next();
+        }
+        throw new IllegalStateException("all " + NetNames.SLOTS + " network slots are taken");
+    }
+
+    /** Namespaces and links a run that died in this slot left behind; another run's are not touched. */
+    private static void cleanLeftovers(NetNames names) {
         for (String line : Proc.run("ip", "netns", "list").split("\n")) {
             String ns = line.split(" ")[0].strip();
-            if (ns.matches(PREFIX + "\\d+")) {
+            if (names.owns(ns)) {
                 Proc.available("ip", "netns", "del", ns);
             }
         }
@@ -61,7 +77,7 @@ final class Net implements AutoCloseable {
             String[] parts = line.split(":\\s+");
             if (parts.length > 1) {
                 String dev = parts[1].split("@")[0];
-                if (dev.matches(PREFIX + "[sr]\\d+h")) {
+                if (names.owns(dev)) {
                     Proc.available("ip", "link", "del", dev);
                 }
             }
@@ -73,11 +89,11 @@ final class Net implements AutoCloseable {
     }
 
     String storeHost() {
-        return namespaces ? STORE_IP : "127.0.0.1";
+        return namespaces ? names.storeIp() : "127.0.0.1";
     }
 
     String resourceHost() {
-        return namespaces ? RESOURCE_IP : "127.0.0.1";
+        return namespaces ? names.resourceIp() : "127.0.0.1";
     }
 
     /** Creates client {@code id}'s namespace (once) and returns the command prefix that runs in it. */
@@ -86,20 +102,20 @@ final class Net implements AutoCloseable {
             return List.of();
         }
         if (!clients.contains(id)) {
-            String ns = PREFIX + id;
+            String ns = names.namespace(id);
             Proc.run("ip", "netns", "add", ns);
             Proc.run("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up");
-            link(ns, 's', 77, id, STORE_IP);
-            link(ns, 'r', 78, id, RESOURCE_IP);
+            link(ns, 's', id, names.storeIp());
+            link(ns, 'r', id, names.resourceIp());
             clients.add(id);
         }
-        return List.of("ip", "netns", "exec", PREFIX + id);
+        return List.of("ip", "netns", "exec", names.namespace(id));
     }
 
-    private static void link(String ns, char kind, int net, int id, String target) {
-        String host = PREFIX + kind + id + "h";
-        String inner = PREFIX + kind + id + "n";
-        String subnet = "10." + net + "." + (id + 1) + ".";
+    private void link(String ns, char kind, int id, String target) {
+        String host = names.hostLink(kind, id);
+        String inner = names.innerLink(kind, id);
+        String subnet = names.subnet(kind, id);
         Proc.run("ip", "link", "add", host, "type", "veth", "peer", "name", inner);
         Proc.run("ip", "link", "set", inner, "netns", ns);
         Proc.run("ip", "addr", "add", subnet + "1/30", "dev", host);
@@ -114,21 +130,20 @@ final class Net implements AutoCloseable {
         if (!namespaces) {
             throw new IllegalStateException("partitions need network namespaces");
         }
-        Proc.run("ip", "link", "set", PREFIX + "s" + id + "h", cut ? "down" : "up");
+        Proc.run("ip", "link", "set", names.hostLink('s', id), cut ? "down" : "up");
         if (!cut) {
             // the namespace side lost its route when the carrier went away; put it back
-            String subnet = "10.77." + (id + 1) + ".";
             Proc.available(
                     "ip",
                     "netns",
                     "exec",
-                    PREFIX + id,
+                    names.namespace(id),
                     "ip",
                     "route",
                     "replace",
-                    STORE_IP + "/32",
+                    names.storeIp() + "/32",
                     "via",
-                    subnet + "1");
+                    names.subnet('s', id) + "1");
         }
     }
 
@@ -138,12 +153,12 @@ final class Net implements AutoCloseable {
             return;
         }
         for (int id : clients) {
-            Proc.available("ip", "link", "del", PREFIX + "s" + id + "h");
-            Proc.available("ip", "link", "del", PREFIX + "r" + id + "h");
-            Proc.available("ip", "netns", "del", PREFIX + id);
+            Proc.available("ip", "link", "del", names.hostLink('s', id));
+            Proc.available("ip", "link", "del", names.hostLink('r', id));
+            Proc.available("ip", "netns", "del", names.namespace(id));
         }
         clients.clear();
-        for (String ip : List.of(STORE_IP, RESOURCE_IP)) {
+        for (String ip : List.of(names.storeIp(), names.resourceIp())) {
             Proc.available("ip", "addr", "del", ip + "/32", "dev", "lo");
         }
     }

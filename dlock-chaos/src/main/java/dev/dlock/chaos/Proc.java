@@ -2,11 +2,9 @@ package dev.dlock.chaos;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +13,8 @@ import java.util.stream.Stream;
 
 /**
  * Small process helpers shared by the stores, the clients and the nemesis: run a command to its end,
- * signal a process tree, wait for a condition, find free ports, remove a directory.
+ * wait for a condition, remove a directory. Starting, signalling and killing the long-lived processes,
+ * and their ports, are dlock-test-support's ({@code ChildProcesses}, {@code FreePorts}).
  *
  * <p>Failure modes: a command that exits non-zero or outlives its timeout throws with its output, so a
  * store that cannot start says why.
@@ -65,36 +64,6 @@ final class Proc {
         }
     }
 
-    /** Sends a signal (STOP, CONT, KILL) to a process and all its descendants. */
-    static void signalTree(long pid, String signal) {
-        List<String> command = new ArrayList<>(List.of("kill", "-" + signal, Long.toString(pid)));
-        ProcessHandle.of(pid).ifPresent(h -> h.descendants().forEach(d -> command.add(Long.toString(d.pid()))));
-        try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            p.getInputStream().readAllBytes();
-            p.waitFor(10, TimeUnit.SECONDS);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** SIGKILLs a process tree and waits until the process is gone. */
-    static void killTree(Process process) {
-        if (process == null || !process.isAlive()) {
-            return;
-        }
-        signalTree(process.pid(), "CONT");
-        signalTree(process.pid(), "KILL");
-        try {
-            process.waitFor(15, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     /** Polls a condition every 50 ms until it holds; throws with {@code failure} after the deadline. */
     static void await(String failure, int seconds, BooleanSupplier condition) {
         await(() -> failure, seconds, condition);
@@ -136,25 +105,6 @@ final class Proc {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
-    }
-
-    /** A free TCP port below 55,000 whose port + 10,000 (Redis Cluster bus) is free too. */
-    static int freePort() {
-        for (int attempt = 0; attempt < 100; attempt++) {
-            try (ServerSocket socket = new ServerSocket(0)) {
-                int port = socket.getLocalPort();
-                if (port < 55_000) {
-                    try (ServerSocket bus = new ServerSocket(port + 10_000)) {
-                        return port;
-                    } catch (IOException busy) {
-                        // try another
-                    }
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-        throw new IllegalStateException("no free port pair found");
     }
 
     /** Deletes a directory tree, ignoring what cannot be deleted. */

@@ -128,9 +128,11 @@ final class Report {
                         "| store | fault events | sections | fenced writes accepted | rejected as stale | **stale accepted** |")
                 .append(" **token regressions** |")
                 .append(" fenced lost updates | unfenced overlaps | unfenced lost updates | superseded: told |")
-                .append(" not told, fence rejected | not told, fence accepted | liveness failures |")
+                .append(" not told, fence rejected | not told, fence accepted | supersessions at the grant |")
+                .append(" told first | **not told first** | not told first (clock steps) | liveness failures |")
                 .append(" held after run | raw leftovers | result |\n");
-        b.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        b.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                .append("---|\n");
         for (StoreRun.Result r : results) {
             Map<String, Object> f = r.figures();
             b.append("| ").append(r.store());
@@ -147,6 +149,10 @@ final class Report {
                     "superseded.told_before_next_fenced_step",
                     "superseded.not_told_fence_rejected",
                     "superseded.not_told_fence_accepted",
+                    "told_first.supersessions",
+                    "told_first.told_first",
+                    "told_first.not_told_first",
+                    "told_first.not_told_first_clock_steps",
                     "liveness.failures",
                     "leaks.holders_after_run",
                     "leaks.raw_leftovers")) {

@@ -1,5 +1,7 @@
 package dev.dlock.chaos;
 
+import dev.dlock.testsupport.ChildProcesses;
+import dev.dlock.testsupport.FreePorts;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,7 +45,7 @@ final class SqlServer implements AutoCloseable {
 
     /** Creates and starts a PostgreSQL server; {@code fakeClock} puts it on a {@link FakeClock}. */
     static SqlServer postgres(String host, Path base, boolean fakeClock) {
-        int port = Proc.freePort();
+        int port = FreePorts.next();
         Path dir = ownDir(base.resolve("pg-" + port), "postgres");
         String bin = postgresBin();
         Proc.run(
@@ -94,7 +96,7 @@ final class SqlServer implements AutoCloseable {
 
     /** Creates and starts a MariaDB server with grant tables off (any user may connect). */
     static SqlServer mariadb(String host, Path base, boolean fakeClock) {
-        int port = Proc.freePort();
+        int port = FreePorts.next();
         Path dir = ownDir(base.resolve("mariadb-" + port), "mysql");
         List<String> user = ROOT ? List.of("--user=mysql") : List.of();
         List<String> install = new ArrayList<>(List.of(
@@ -178,7 +180,7 @@ final class SqlServer implements AutoCloseable {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(
                         dir.resolve("server.log").toFile()));
         try {
-            process = pb.start();
+            process = ChildProcesses.start(pb);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -234,13 +236,13 @@ final class SqlServer implements AutoCloseable {
 
     /** SIGKILL of the server and every backend process. */
     void kill() {
-        Proc.killTree(process);
+        ChildProcesses.killTree(process);
         Proc.sleep(200);
     }
 
     /** A clean shutdown (SIGTERM for MariaDB, SIGINT = fast shutdown for PostgreSQL). */
     void stop() {
-        Proc.signalTree(process.pid(), "CONT");
+        ChildProcesses.signalTree(process.pid(), "CONT");
         Proc.run("kill", postgres ? "-INT" : "-TERM", Long.toString(process.pid()));
         try {
             if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
@@ -252,11 +254,11 @@ final class SqlServer implements AutoCloseable {
     }
 
     void pause() {
-        Proc.signalTree(process.pid(), "STOP");
+        ChildProcesses.signalTree(process.pid(), "STOP");
     }
 
     void resume() {
-        Proc.signalTree(process.pid(), "CONT");
+        ChildProcesses.signalTree(process.pid(), "CONT");
     }
 
     @Override

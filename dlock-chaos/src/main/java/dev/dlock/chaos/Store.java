@@ -11,6 +11,17 @@ interface Store extends AutoCloseable {
     /** The URI clients connect with. */
     String clientUri();
 
+    /**
+     * The URI the workload's clients use: {@link #clientUri()} plus, where the store holds grants back
+     * after it lost its state (Redis, Sentinel, Cluster, Redlock), the longest lease they declare, so that a
+     * restart or failover holds grants back for the run's lease rather than the 30 s default.
+     *
+     * @param leaseMillis the lease time of the run's clients
+     */
+    default String workloadUri(long leaseMillis) {
+        return clientUri();
+    }
+
     /** The locks of the workload this store offers: {@code x}, {@code rw} and {@code sem} by default. */
     default java.util.List<String> locks() {
         return StoreRun.LOCKS;

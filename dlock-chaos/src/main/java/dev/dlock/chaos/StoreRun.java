@@ -74,7 +74,7 @@ final class StoreRun {
             Resource.prepare(resource.jdbcUrl(), keys);
             Map<String, String> args = new LinkedHashMap<>();
             args.put("store", name);
-            args.put("uri", store.clientUri());
+            args.put("uri", store.workloadUri(lease));
             args.put("resource", resource.jdbcUrl());
             args.put("lease-ms", Long.toString(lease));
             args.put("locks", String.join(",", locks));
@@ -85,7 +85,8 @@ final class StoreRun {
             long end;
             try (Clients clients = new Clients(options.clients(), net, history, logs, classpath, args)) {
                 clients.startAll();
-                log("store up in " + ms(started) + " ms; " + options.clients() + " clients on " + store.clientUri());
+                log("store up in " + ms(started) + " ms; " + options.clients() + " clients on "
+                        + store.workloadUri(lease));
                 awaitGrants(history, locks, -1, 90_000);
                 Set<Fault> enabled = enabledFaults(store);
                 log("faults: " + enabled);
@@ -100,6 +101,7 @@ final class StoreRun {
                 end = history.now();
                 clients.stopAll();
             }
+            history.requireReaders();
             Map<String, Object> leaks = leaks(store, history, window);
             Map<String, Ledger> ledgers = new LinkedHashMap<>();
             for (String lock : locks) {
@@ -140,6 +142,7 @@ final class StoreRun {
     private void awaitGrants(History history, List<String> locks, long since, long millis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         while (System.nanoTime() < deadline) {
+            history.requireReaders();
             if (locks.stream().allMatch(l -> history.grantedSince(l, since))) {
                 return;
             }

@@ -23,7 +23,7 @@ final class Stores {
         ALL.put("redis-cluster", (host, dir, cp) -> RedisStores.cluster(host, dir));
         ALL.put("redlock", (host, dir, cp) -> RedisStores.redlock(host, dir));
         ALL.put("zookeeper", ZooKeeperEnsemble::start);
-        ALL.put("etcd", EtcdCluster::start);
+        ALL.put("etcd", (host, dir, cp) -> EtcdCluster.start(host));
         ALL.put("postgresql", (host, dir, cp) -> SqlStore.postgres(host, dir));
         ALL.put("mariadb", (host, dir, cp) -> SqlStore.mariadb(host, dir));
     }

@@ -1,5 +1,7 @@
 package dev.dlock.chaos;
 
+import dev.dlock.testsupport.ChildProcesses;
+import dev.dlock.testsupport.FreePorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -63,7 +65,7 @@ final class ZooKeeperEnsemble implements Store {
             int[][] ports = new int[3][3];
             for (int[] p : ports) {
                 for (int j = 0; j < 3; j++) {
-                    p[j] = Proc.freePort();
+                    p[j] = FreePorts.next();
                 }
             }
             for (int i = 0; i < 3; i++) {
@@ -113,7 +115,7 @@ final class ZooKeeperEnsemble implements Store {
 
     private void launch(Server s) {
         try {
-            s.process = new ProcessBuilder(
+            s.process = ChildProcesses.start(new ProcessBuilder(
                             "java",
                             "-Xmx128m",
                             "-XX:+UseSerialGC",
@@ -126,8 +128,7 @@ final class ZooKeeperEnsemble implements Store {
                             "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                             s.config.toString())
                     .redirectErrorStream(true)
-                    .redirectOutput(s.dir.resolve("server.log").toFile())
-                    .start();
+                    .redirectOutput(s.dir.resolve("server.log").toFile()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -203,8 +204,8 @@ final class ZooKeeperEnsemble implements Store {
             }
             case KILL_STORE -> kill(List.of(any));
             case PAUSE_STORE -> {
-                Proc.signalTree(any.process.pid(), "STOP");
-                yield new Injection("zk" + any.id, () -> Proc.signalTree(any.process.pid(), "CONT"));
+                ChildProcesses.signalTree(any.process.pid(), "STOP");
+                yield new Injection("zk" + any.id, () -> ChildProcesses.signalTree(any.process.pid(), "CONT"));
             }
             default -> throw new IllegalArgumentException(fault.id());
         };
@@ -213,7 +214,7 @@ final class ZooKeeperEnsemble implements Store {
     private Injection kill(List<Server> victims) {
         StringBuilder target = new StringBuilder();
         for (Server s : victims) {
-            Proc.killTree(s.process);
+            ChildProcesses.killTree(s.process);
             target.append(target.length() == 0 ? "zk" : ",zk").append(s.id);
         }
         return new Injection(target.toString(), () -> victims.forEach(this::launch));
@@ -235,7 +236,7 @@ final class ZooKeeperEnsemble implements Store {
     @Override
     public void close() {
         for (Server s : servers) {
-            Proc.killTree(s.process);
+            ChildProcesses.killTree(s.process);
         }
     }
 

@@ -183,8 +183,30 @@ class CheckerTest {
         assertThat(figure(figures, "liveness", "failures")).isEqualTo(2);
         assertThat(checker.failures())
                 .containsExactly(
-                        "lock rw not granted within 5000 ms after the last fault healed",
-                        "lock sem not granted within 5000 ms after the last fault healed");
+                        "lock rw not granted within 5000 ms after the last fault healed: last held by client 2"
+                                + " (section 2.rw100, fence 1, granted at 100 ms), last event release at 150 ms",
+                        "lock sem not granted within 5000 ms after the last fault healed: last held by client 3"
+                                + " (section 3.sem100, fence 1, granted at 100 ms), last event release at 110 ms");
+    }
+
+    @Test
+    void aLivenessFailureNamesTheHolderThatKeptTheLock() {
+        grantsOfEveryLockAt(100);
+        faults.add(new FaultRecord(Fault.KILL_STORE, "store", -1, 1_000, 2_000));
+        event(900, 2, "grant", "x", "2.kept", 7);
+        events.add(new Event(1_500, 2, "release_error", "x", "2.kept", 7, "etcd did not answer", 1_500, 0));
+        grantsOfEveryLockAt(20_000); // after the window: the heal at 2000 ms found no grant within it
+        Checker checker = checker(30_000);
+        checker.figures();
+        assertThat(checker.failures())
+                .contains("lock x not granted within 5000 ms after the last fault healed: last held by client 2"
+                        + " (section 2.kept, fence 7, granted at 900 ms), last event release_error at 1500 ms:"
+                        + " etcd did not answer")
+                .contains("no grant within 5000 ms after the faults healed at 2000 ms; x last held by client 2"
+                        + " (section 2.kept, fence 7, granted at 900 ms), last event release_error at 1500 ms:"
+                        + " etcd did not answer; rw last held by client 2 (section 2.rw100, fence 1, granted at"
+                        + " 100 ms), last event release at 150 ms; sem last held by client 3 (section 3.sem100,"
+                        + " fence 1, granted at 100 ms), last event release at 110 ms");
     }
 
     @Test
@@ -269,5 +291,86 @@ class CheckerTest {
         Checker checker = checker(10_000);
         assertThat(figure(checker.figures(), "fenced", "token_regressions")).isEqualTo(1);
         assertThat(checker.failures()).anyMatch(f -> f.contains("token regression"));
+    }
+
+    /** Client 1 holds x (token 1) from 100 ms with its deadline at {@code deadline} ms; client 2 is granted at 500 ms. */
+    private void grantWhileHeld(long deadline) {
+        event(100, 1, "grant", "x", "1.x", 1);
+        events.add(
+                new Event(101, 1, "deadline", "x", "1.x", 1, Long.toString(deadline * 1_000_000L), 101, 101_000_000L));
+        event(500, 2, "grant", "x", "2.x", 2);
+        event(550, 2, "release", "x", "2.x", 2);
+    }
+
+    @Test
+    void aGrantWhileTheEarlierHolderStillBelievesItHoldsIsNotToldFirstAndFailsTheRun() {
+        grantWhileHeld(1_100);
+        event(1_200, 1, "release", "x", "1.x", 1);
+        Checker checker = checker(2_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "told_first", "supersessions")).isEqualTo(1);
+        assertThat(figure(figures, "told_first", "not_told_first")).isEqualTo(1);
+        assertThat(figure(figures, "told_first", "longest_not_told_ms")).isEqualTo(600);
+        assertThat(checker.failures()).anyMatch(f -> f.contains("not told first"));
+    }
+
+    @Test
+    void aHolderToldOrPastItsDeadlineBeforeTheGrantWasToldFirst() {
+        grantWhileHeld(1_100);
+        event(400, 1, "lost", "x", "1.x", 1);
+        event(1_200, 1, "release", "x", "1.x", 1);
+        Checker told = checker(2_000);
+        assertThat(figure(told.figures(), "told_first", "told_first")).isEqualTo(1);
+        assertThat(told.failures()).noneMatch(f -> f.contains("not told first"));
+
+        events.clear();
+        grantWhileHeld(495); // ran out by its own clock 5 ms before the grant
+        event(1_200, 1, "release", "x", "1.x", 1);
+        Checker ranOut = checker(2_000);
+        assertThat(figure(ranOut.figures(), "told_first", "told_first")).isEqualTo(1);
+        assertThat(ranOut.failures()).noneMatch(f -> f.contains("not told first"));
+    }
+
+    @Test
+    void aGrantNotToldFirstDuringAClockStepIsReportedApartAndDoesNotFail() {
+        grantWhileHeld(1_100);
+        event(1_200, 1, "release", "x", "1.x", 1);
+        faults.add(new FaultRecord(Fault.CLOCK_CLIENT, "client 1", 1, 50, 600));
+        Checker checker = checker(2_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "told_first", "not_told_first")).isZero();
+        assertThat(figure(figures, "told_first", "not_told_first_clock_steps")).isEqualTo(1);
+        assertThat(checker.failures()).noneMatch(f -> f.contains("not told first"));
+
+        faults.clear(); // the successor's clock stepped instead: its grant instant cannot be mapped either
+        faults.add(new FaultRecord(Fault.CLOCK_CLIENT, "client 2", 2, 50, 600));
+        Checker successorStepped = checker(2_000);
+        assertThat(figure(successorStepped.figures(), "told_first", "not_told_first_clock_steps"))
+                .isEqualTo(1);
+        assertThat(successorStepped.failures()).noneMatch(f -> f.contains("not told first"));
+    }
+
+    /** A release sent before the successor's grant but received after it (a busy controller) is no supersession. */
+    @Test
+    void aReleaseThatArrivedLateIsJudgedByWhenItWasSent() {
+        grantWhileHeld(1_100);
+        events.add(new Event(560, 1, "release", "x", "1.x", 1, "", 480, 480_000_000L)); // sent at 480, arrived at 560
+        Checker checker = checker(2_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "told_first", "supersessions")).isZero();
+        assertThat(figure(figures, "told_first", "not_told_first")).isZero();
+        assertThat(checker.failures()).noneMatch(f -> f.contains("not told first"));
+    }
+
+    /** A holder whose release began before the successor's grant no longer believed it held, whenever the answer came. */
+    @Test
+    void aHolderThatBeganItsReleaseBeforeTheGrantIsNoSupersession() {
+        grantWhileHeld(1_100);
+        event(495, 1, "releasing", "x", "1.x", 1);
+        event(530, 1, "release", "x", "1.x", 1);
+        Checker checker = checker(2_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "told_first", "supersessions")).isZero();
+        assertThat(checker.failures()).noneMatch(f -> f.contains("not told first"));
     }
 }

@@ -148,7 +148,7 @@ final class ConsoleCommand implements Plan, Main.Validated {
                             + ", reachable from other machines without any login: whoever reaches it sees lock"
                             + " names and holders" + (allowRelease ? " and can force-release locks" : ""));
         }
-        String host = address.isAnyLocalAddress() ? "127.0.0.1" : hostForUrl(address);
+        String host = address.isAnyLocalAddress() ? "127.0.0.1" : ConsoleServer.urlHost(address);
         env.out()
                 .println("dlock console: http://" + host + ":" + server.port() + "/  (store " + Secrets.mask(uri)
                         + ", namespace " + backend.namespace
@@ -157,10 +157,5 @@ final class ConsoleCommand implements Plan, Main.Validated {
         env.out().flush();
         stopped.await();
         return ExitCodes.OK;
-    }
-
-    private static String hostForUrl(InetAddress address) {
-        String text = address.getHostAddress();
-        return text.contains(":") ? "[" + text + "]" : text;
     }
 }

@@ -5,9 +5,11 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -26,7 +28,8 @@ import java.util.function.Predicate;
  * <p>Security: the release call also needs the header {@code X-Dlock-Console: release}, which a page of
  * another site cannot send without a CORS preflight that this server never allows, so a web page cannot
  * release locks through a browser on the console's machine. While bound to a loopback address, requests
- * whose {@code Host} is not a loopback name are refused (403), so a DNS-rebinding page cannot read the API.
+ * are refused (403) unless their {@code Host} is the bound address or a loopback name ({@code 127.0.0.1},
+ * {@code localhost}, {@code [::1]}) with the console's port, so a DNS-rebinding page cannot read the API.
  * The page's Content-Security-Policy allows only its own scripts and styles.
  *
  * <p>Concurrency: two daemon handler threads; the watcher synchronizes itself. Failure modes: a port in
@@ -35,7 +38,6 @@ import java.util.function.Predicate;
  */
 final class ConsoleServer implements AutoCloseable {
     static final String RELEASE_HEADER = "X-Dlock-Console";
-    private static final Set<String> LOOPBACK_HOSTS = Set.of("127.0.0.1", "localhost", "[::1]");
     private static final Map<String, String> PAGES = Map.of(
             "/", "index.html",
             "/console.js", "console.js",
@@ -46,19 +48,20 @@ final class ConsoleServer implements AutoCloseable {
     private final LockWatcher watcher;
     private final Predicate<String> releaser;
     private final Map<String, Object> about;
-    private final boolean loopbackOnly;
+    /** The {@code Host} values accepted, or null to accept any (not bound to a loopback address). */
+    private final Set<String> hosts;
 
     private ConsoleServer(
             HttpServer server,
             LockWatcher watcher,
             Predicate<String> releaser,
             Map<String, Object> about,
-            boolean loopbackOnly) {
+            Set<String> hosts) {
         this.server = server;
         this.watcher = watcher;
         this.releaser = releaser;
         this.about = about;
-        this.loopbackOnly = loopbackOnly;
+        this.hosts = hosts;
         this.handlers = Executors.newFixedThreadPool(2, runnable -> {
             Thread thread = new Thread(runnable, "dlock-console-http");
             thread.setDaemon(true);
@@ -78,12 +81,41 @@ final class ConsoleServer implements AutoCloseable {
             InetSocketAddress address, LockWatcher watcher, Predicate<String> releaser, Map<String, Object> about)
             throws IOException {
         HttpServer http = HttpServer.create(address, 16);
-        ConsoleServer console = new ConsoleServer(
-                http, watcher, releaser, about, address.getAddress().isLoopbackAddress());
+        ConsoleServer console = new ConsoleServer(http, watcher, releaser, about, allowedHosts(http.getAddress()));
         http.createContext("/", console::handle);
         http.setExecutor(console.handlers);
         http.start();
         return console;
+    }
+
+    /**
+     * The {@code Host} headers a console bound to {@code bound} answers: any when it is not a loopback
+     * address; else the bound address and the loopback names, each with the bound port (and without a port
+     * when that is 80, as browsers send it).
+     */
+    private static Set<String> allowedHosts(InetSocketAddress bound) {
+        if (!bound.getAddress().isLoopbackAddress()) {
+            return null;
+        }
+        Set<String> hosts = new HashSet<>();
+        for (String name : List.of("127.0.0.1", "localhost", "[::1]", urlHost(bound.getAddress()))) {
+            hosts.add(name + ":" + bound.getPort());
+            if (bound.getPort() == 80) {
+                hosts.add(name);
+            }
+        }
+        return Set.copyOf(hosts);
+    }
+
+    /**
+     * An address as the host part of a URL: IPv6 in brackets.
+     *
+     * @param address a numeric address
+     * @return the text to put between {@code http://} and the port
+     */
+    static String urlHost(InetAddress address) {
+        String text = address.getHostAddress();
+        return text.contains(":") ? "[" + text + "]" : text;
     }
 
     /** The port bound (useful with port 0). */
@@ -95,8 +127,14 @@ final class ConsoleServer implements AutoCloseable {
         try (exchange) {
             exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
             exchange.getResponseHeaders().set("Cache-Control", "no-store");
-            if (loopbackOnly && !loopbackHost(exchange.getRequestHeaders().getFirst("Host"))) {
-                send(exchange, 403, "text/plain", "this console answers only to 127.0.0.1 and localhost");
+            String host = exchange.getRequestHeaders().getFirst("Host");
+            if (hosts != null && (host == null || !hosts.contains(host.toLowerCase(Locale.ROOT)))) {
+                send(
+                        exchange,
+                        403,
+                        "text/plain",
+                        "this console answers only to the address it listens on, 127.0.0.1 and localhost, at port "
+                                + port());
                 return;
             }
             String path = exchange.getRequestURI().getPath();
@@ -123,18 +161,6 @@ final class ConsoleServer implements AutoCloseable {
             // Nothing else may reach the client: the JDK server would drop the connection without an answer.
             sendJson(exchange, 500, Map.of("error", e.getClass().getSimpleName()));
         }
-    }
-
-    private static boolean loopbackHost(String host) {
-        if (host == null) {
-            return false;
-        }
-        String name = host.toLowerCase(Locale.ROOT);
-        int colon = name.lastIndexOf(':');
-        if (colon > name.lastIndexOf(']')) {
-            name = name.substring(0, colon);
-        }
-        return LOOPBACK_HOSTS.contains(name);
     }
 
     private void page(HttpExchange exchange, String path) throws IOException {

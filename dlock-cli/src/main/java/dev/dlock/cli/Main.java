@@ -18,6 +18,7 @@ import picocli.CommandLine.ParseResult;
  *
  * <pre>
  * dlock run NAME [--wait 10s | --nonblock] [--lease 30s] [--backend URI] -- CMD [ARGS...]
+ * dlock elect NAME [--lease 30s] [--grace 10s] [--backend URI] -- CMD [ARGS...]
  * dlock status NAME
  * dlock ls [PREFIX]
  * dlock release --force NAME [--yes]
@@ -30,7 +31,7 @@ import picocli.CommandLine.ParseResult;
  *
  * <p>0 done (for {@code status}: held); 1 lock busy, wait timed out, free, or declined; 2 bad arguments;
  * 69 store unavailable; 70 internal error; 75 the lease was lost while CMD ran; 126/127 CMD not executable
- * or not found; 130 Ctrl-C; otherwise {@code run} exits with CMD's exit code.
+ * or not found; 130 Ctrl-C; otherwise {@code run} and {@code elect} exit with CMD's exit code.
  *
  * <p>Parsing ({@link #fromArgs(String...)}) is separate from running ({@link Plan#execute()}).
  *
@@ -125,13 +126,21 @@ public final class Main {
 
     /**
      * Runs a command body, turning the failures every command shares into a message on standard error and an
-     * exit code: a store failure is 69, a bad URI or setting 2, a local server that cannot start 69.
+     * exit code: a store failure is 69 (its credentials refused, or it failed), a bad URI or setting 2, a local
+     * server that cannot start 69.
      */
     static int guarded(Environment env, Callable<Integer> body) {
         try {
             return body.call();
         } catch (LockBackendException e) {
-            env.err().println("dlock: the lock store failed: " + e.getMessage());
+            String refused = StoreFailures.credentialsRefused(e);
+            env.err()
+                    .println(
+                            refused != null
+                                    ? "dlock: the lock store refused the credentials: " + refused
+                                            + " Check the user and password in the backend URI (" + e.getMessage()
+                                            + ")"
+                                    : "dlock: the lock store failed: " + e.getMessage());
             return ExitCodes.UNAVAILABLE;
         } catch (IllegalArgumentException e) {
             env.err().println("dlock: " + e.getMessage());

@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
         description = "Distributed locks from the shell: a flock(1) that works across machines.",
         subcommands = {
             RunCommand.class,
+            ElectCommand.class,
             StatusCommand.class,
             ListCommand.class,
             ReleaseCommand.class,
@@ -30,10 +31,10 @@ import picocli.CommandLine.Command;
             "1:lock busy, wait timed out, lock free (status), or declined",
             "2:bad arguments",
             "69:the lock store is unavailable (console: or its port is in use)",
-            "75:the lease was lost while CMD ran; CMD was stopped",
+            "75:the lease was lost while CMD ran; CMD was stopped (run)",
             "126:CMD cannot be executed",
             "127:CMD not found",
             "130:interrupted (Ctrl-C)",
-            "other:run exits with CMD's exit code"
+            "other:run and elect exit with CMD's exit code"
         })
 final class RootCommand {}

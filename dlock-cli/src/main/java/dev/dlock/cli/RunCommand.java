@@ -12,8 +12,8 @@ import dev.dlock.LockKind;
 import dev.dlock.LockTimeoutException;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -32,7 +32,8 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code dlock run NAME [--wait D | --nonblock] [--permits N | --shared | --exclusive] [--lease D] -- CMD
- * [ARGS...]}: a distributed flock, on a plain lock, a semaphore's permit or one side of a read-write lock. Waits for
+ * [ARGS...]} (a NAME starting with {@code -} goes after {@code --}: {@code dlock run [OPTIONS] -- -NAME -- CMD}): a
+ * distributed flock, on a plain lock, a semaphore's permit or one side of a read-write lock. Waits for
  * the lock, runs CMD with {@code DLOCK_NAME} and {@code DLOCK_FENCING_TOKEN} in its environment while the
  * client renews the lease, releases when CMD exits and exits with CMD's code.
  *
@@ -42,8 +43,9 @@ import picocli.CommandLine.Parameters;
  * and closes the client, which releases the lock.
  *
  * <p>Failure modes: a store that is down when we start fails within the operation timeout (exit 69); while
- * CMD runs the client keeps renewing until the lease's local deadline, then the lease is lost (exit 75); a
- * release that fails is reported, and the store frees the lock when the lease runs out.
+ * CMD runs the client keeps renewing until the lease's local deadline, then the lease is lost (exit 75 as soon
+ * as CMD has stopped: nothing waits for a store that hangs); a release that fails is reported, and the store
+ * frees the lock when the lease runs out.
  */
 @Command(
         name = "run",
@@ -56,7 +58,8 @@ import picocli.CommandLine.Parameters;
             "Wait for lock NAME, run CMD while holding it, release it when CMD exits.",
             "CMD gets DLOCK_NAME and DLOCK_FENCING_TOKEN in its environment; dlock exits with CMD's exit code.",
             "--permits N: at most N runs at once (semaphore NAME). --shared / --exclusive: the read and the",
-            "write side of read-write lock NAME (like flock -s / -x); both are other locks than plain NAME."
+            "write side of read-write lock NAME (like flock -s / -x); both are other locks than plain NAME.",
+            "A NAME starting with '-' goes after '--', options before it: dlock run -w 5s -- -NAME -- CMD."
         })
 final class RunCommand implements Plan, Main.Validated {
     static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
@@ -140,9 +143,7 @@ final class RunCommand implements Plan, Main.Validated {
         if (permits != null && permits < 1) {
             throw new ParameterException(self, "--permits must be at least 1, got " + permits);
         }
-        if (name.isEmpty()) {
-            throw new ParameterException(self, "NAME must not be empty");
-        }
+        command = GuardedCommand.checkNameAndCommand(self, name, command);
         if (leaseTime.compareTo(Duration.ofMillis(100)) < 0) {
             throw new ParameterException(self, "--lease must be at least 100ms, got " + leaseTime.toMillis() + "ms");
         }
@@ -155,18 +156,8 @@ final class RunCommand implements Plan, Main.Validated {
 
     @Override
     public int execute() {
-        Thread hook = new Thread(this::onShutdown, "dlock-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
-        try {
-            return Main.guarded(env, this::runLocked);
-        } finally {
-            finish();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException e) {
-                // the JVM is shutting down; the hook runs or ran and finds the work done
-            }
-        }
+        return GuardedCommand.withShutdownHook(
+                this::onShutdown, () -> Main.guarded(env, this::runLocked), this::finish);
     }
 
     private int runLocked() throws InterruptedException {
@@ -263,21 +254,17 @@ final class RunCommand implements Plan, Main.Validated {
     }
 
     private int runChild(Lease lease) throws InterruptedException {
-        ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-        builder.environment().put("DLOCK_NAME", name);
-        builder.environment().put("DLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken()));
         Process started;
         synchronized (stateLock) {
             if (finished) {
                 return ExitCodes.INTERRUPTED;
             }
             try {
-                started = builder.start();
+                started = GuardedCommand.start(
+                        command,
+                        Map.of("DLOCK_NAME", name, "DLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken())));
             } catch (IOException e) {
-                env.err().println("dlock: cannot run " + command.get(0) + ": " + e.getMessage());
-                return e.getMessage() != null && e.getMessage().contains("error=2,")
-                        ? ExitCodes.NOT_FOUND
-                        : ExitCodes.CANNOT_EXECUTE;
+                return GuardedCommand.cannotStart(env, command, e);
             }
             child = started;
         }
@@ -286,23 +273,13 @@ final class RunCommand implements Plan, Main.Validated {
             env.err()
                     .println("dlock: lost the lock '" + name + "' (" + reason.getMessage() + "); stopping "
                             + command.get(0) + " (SIGTERM, SIGKILL after " + Durations.format(grace) + ")");
-            stop(started);
+            GuardedCommand.stop(started, grace);
         });
         int code = started.waitFor();
         if (lostReason != null) {
             return ExitCodes.LEASE_LOST;
         }
         return code;
-    }
-
-    /** SIGTERM to the process and its descendants, SIGKILL to those alive after the grace period. */
-    private void stop(Process process) {
-        List<ProcessHandle> tree = new ArrayList<>(process.descendants().toList());
-        tree.add(0, process.toHandle());
-        tree.forEach(ProcessHandle::destroy);
-        CompletableFuture.runAsync(
-                () -> tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly),
-                CompletableFuture.delayedExecutor(grace.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     /** Ctrl-C or SIGTERM: stop CMD (waiting up to the grace period), stop waiting, release, disconnect. */
@@ -319,14 +296,7 @@ final class RunCommand implements Plan, Main.Validated {
         if (waiting != null) {
             waiting.cancel(true);
         }
-        if (running != null && running.isAlive()) {
-            stop(running);
-            try {
-                running.onExit().get(grace.toMillis() + 1_000, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException | ExecutionException | TimeoutException e) {
-                running.destroyForcibly();
-            }
-        }
+        GuardedCommand.stopAndWait(running, grace);
         finish();
     }
 
@@ -340,12 +310,25 @@ final class RunCommand implements Plan, Main.Validated {
             finished = true;
             toClose = client;
         }
-        if (toClose != null) {
-            try {
-                toClose.close();
-            } catch (RuntimeException e) {
-                env.err().println("dlock: closing the client failed: " + e.getMessage());
-            }
+        if (toClose == null) {
+            return;
+        }
+        if (lostReason != null) {
+            // The lease is gone, so closing releases nothing: it only waits, up to one operation timeout, for
+            // answers to renewals on their way, which a store that hangs never sends. Exit without waiting.
+            Thread closer = new Thread(() -> close(toClose), "dlock-close");
+            closer.setDaemon(true);
+            closer.start();
+        } else {
+            close(toClose);
+        }
+    }
+
+    private void close(LockClient toClose) {
+        try {
+            toClose.close();
+        } catch (RuntimeException e) {
+            env.err().println("dlock: closing the client failed: " + e.getMessage());
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.dlock.cli;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import dev.dlock.testsupport.ChildProcesses;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -47,9 +46,10 @@ final class CliProcesses implements AutoCloseable {
         }
 
         Result await(long seconds) throws Exception {
-            assertThat(process.waitFor(seconds, TimeUnit.SECONDS))
-                    .as("dlock exited within %ss; stderr so far: %s", seconds, read(err))
-                    .isTrue();
+            if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+                throw new AssertionError("dlock did not exit within " + seconds + "s; stderr so far: " + read(err)
+                        + "\nits threads:\n" + threadDump(process));
+            }
             return new Result(process.exitValue(), read(out), read(err));
         }
 
@@ -70,8 +70,8 @@ final class CliProcesses implements AutoCloseable {
         int n = SEQUENCE.incrementAndGet();
         Path out = outputDir.resolve(n + ".out");
         Path err = outputDir.resolve(n + ".err");
-        ProcessBuilder builder = new ProcessBuilder(
-                        JavaCommand.forMain(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), args))
+        ProcessBuilder builder = new ProcessBuilder(withDefaultInterrupt(
+                        JavaCommand.forMain(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"), args)))
                 .redirectOutput(out.toFile())
                 .redirectError(err.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -82,11 +82,23 @@ final class CliProcesses implements AutoCloseable {
         env.put("DLOCK_STATE_DIR", stateDir.toString());
         env.put("DLOCK_CONFIG_DIR", configDir.toString());
         env.putAll(extraEnv);
-        Process process = builder.start();
+        Process process = ChildProcesses.start(builder);
         synchronized (started) {
             started.add(process);
         }
         return new Running(process, out, err);
+    }
+
+    /**
+     * The command run through {@code env --default-signal=INT} (which then executes it in its own place):
+     * a JVM keeps SIGINT ignored when it starts with it ignored, as every command started in the background
+     * by a non-interactive shell does (scripts/test.sh's Maven, for one), and then Ctrl-C, which these tests
+     * send as SIGINT, would not reach dlock. A terminal's foreground command starts with the default.
+     */
+    private static List<String> withDefaultInterrupt(List<String> command) {
+        List<String> wrapped = new ArrayList<>(List.of("env", "--default-signal=INT"));
+        wrapped.addAll(command);
+        return wrapped;
     }
 
     Result run(String... args) throws Exception {
@@ -111,6 +123,16 @@ final class CliProcesses implements AutoCloseable {
         } catch (IOException e) {
             return ""; // exited meanwhile
         }
+    }
+
+    /** The threads of a JVM that did not exit, to show where it hangs ({@code jcmd PID Thread.print}). */
+    private static String threadDump(Process process) throws IOException, InterruptedException {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
+                .redirectErrorStream(true)
+                .start();
+        String printed = new String(dump.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        return dump.waitFor(30, TimeUnit.SECONDS) ? printed : "(jcmd did not answer)";
     }
 
     private static String read(Path file) throws IOException {

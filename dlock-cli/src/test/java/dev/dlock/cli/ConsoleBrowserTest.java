@@ -2,7 +2,7 @@ package dev.dlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dlock.tck.RedisProcess;
+import dev.dlock.testsupport.RedisProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +51,7 @@ class ConsoleBrowserTest {
                 .isExecutable();
         assertThat(CHROMIUM).as("apt-get install chromium chromium-driver").isExecutable();
         cli = new CliProcesses(dir);
-        redis = RedisProcess.start(null);
+        redis = RedisProcess.start();
     }
 
     @AfterEach

@@ -4,7 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,6 +52,31 @@ class ConsoleCommandTest {
                         .execute())
                 .isEqualTo(2);
         assertThat(bind.err()).contains("--bind: unknown address 'no-such-host.invalid'");
+    }
+
+    @Test
+    void aConsoleBoundToAnotherLoopbackAddressAnswersItsOwnUrl() throws Exception {
+        try (CliProcesses cli = new CliProcesses(home)) {
+            CliProcesses.Running console =
+                    cli.start("console", "--bind", "127.0.0.2", "--port", "0", "--backend", "mem:");
+            long deadline = System.nanoTime() + 60_000_000_000L;
+            while (!console.out().contains("/  (store") && System.nanoTime() < deadline) {
+                assertThat(console.process.isAlive()).as(console.err()).isTrue();
+                Thread.sleep(50);
+            }
+            Matcher url = Pattern.compile("dlock console: (http://127\\.0\\.0\\.2:\\d+/)")
+                    .matcher(console.out());
+            assertThat(url.find()).as(console.out()).isTrue();
+            HttpResponse<String> page = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create(url.group(1) + "api/locks"))
+                                    .timeout(Duration.ofSeconds(10))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
+            assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
+            assertThat(page.body()).contains("\"locks\":[]");
+            assertThat(console.err()).doesNotContain("WARNING");
+        }
     }
 
     @Test

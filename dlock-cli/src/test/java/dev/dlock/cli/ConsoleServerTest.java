@@ -35,8 +35,12 @@ class ConsoleServerTest {
     }
 
     void start(boolean allowRelease) throws Exception {
+        start(allowRelease, InetAddress.getLoopbackAddress());
+    }
+
+    void start(boolean allowRelease, InetAddress bind) throws Exception {
         server = ConsoleServer.start(
-                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                new InetSocketAddress(bind, 0),
                 watcher,
                 allowRelease ? client::forceRelease : null,
                 Map.of("store", "mem:", "namespace", "dlock", "pollMillis", 1000L, "windowMillis", 600_000L));
@@ -135,5 +139,28 @@ class ConsoleServerTest {
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(local.statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void onAnotherLoopbackAddressItsOwnAddressAndPortAreTheOnlyOtherHostAccepted() throws Exception {
+        InetAddress other = InetAddress.getByName("127.0.0.2");
+        start(false, other);
+        int port = server.port();
+        assertThat(rawGet(other, "127.0.0.2:" + port)).startsWith("HTTP/1.1 200");
+        assertThat(rawGet(other, "localhost:" + port)).startsWith("HTTP/1.1 200");
+        assertThat(rawGet(other, "127.0.0.2:" + (port == 65535 ? port - 1 : port + 1)))
+                .startsWith("HTTP/1.1 403");
+        assertThat(rawGet(other, "127.0.0.2")).startsWith("HTTP/1.1 403");
+        assertThat(rawGet(other, "evil.example:" + port)).startsWith("HTTP/1.1 403");
+    }
+
+    private String rawGet(InetAddress address, String host) throws Exception {
+        try (Socket socket = new Socket(address, server.port())) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream()
+                    .write(("GET /api/locks HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+        }
     }
 }

@@ -2,6 +2,7 @@ package dev.dlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dlock.testsupport.ChildProcesses;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -57,7 +58,7 @@ class LocalServerTest {
     @Test
     void aRecycledPidIsNeitherTakenForTheServerNorKilled() throws Exception {
         // Another live process of ours that is not a server: the pid a recycled info file could name.
-        Process stranger = new ProcessBuilder("sleep", "60").start();
+        Process stranger = ChildProcesses.start(new ProcessBuilder("sleep", "60"));
         try {
             long pid = stranger.pid();
             Files.writeString(state.resolve(LocalServer.INFO_FILE), "pid=" + pid + "\nport=1\n");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
+import dev.dlock.testsupport.FreePorts;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -86,6 +87,33 @@ class RunCommandTest {
         try (Lease next = other.lock("report:daily").acquire(Duration.ofSeconds(5))) {
             assertThat(next.fencingToken()).isGreaterThan(token);
         }
+    }
+
+    @Test
+    void aNameStartingWithADashGoesAfterADoubleDash() throws Exception {
+        Path out = dir.resolve("name.txt");
+        int code = run(
+                "run",
+                "--backend",
+                backend,
+                "--wait",
+                "5s",
+                "--",
+                "-job",
+                "--",
+                "sh",
+                "-c",
+                "printf '%s' \"$DLOCK_NAME\" > " + out);
+        assertThat(code).as(env.err()).isZero();
+        assertThat(Files.readString(out, StandardCharsets.UTF_8)).isEqualTo("-job");
+
+        TestEnvironment busy = new TestEnvironment(dir);
+        try (Lease held = other.lock("-job").acquire(Duration.ofSeconds(5))) {
+            assertThat(busy.parse("run", "--backend", backend, "-n", "--", "-job", "--", "true")
+                            .execute())
+                    .isEqualTo(ExitCodes.BUSY);
+        }
+        assertThat(busy.err()).contains("'-job' is busy");
     }
 
     @Test
@@ -226,10 +254,7 @@ class RunCommandTest {
 
     @Test
     void unreachableStoreExits69() throws Exception {
-        int closedPort;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0)) {
-            closedPort = probe.getLocalPort();
-        }
+        int closedPort = FreePorts.next(); // nothing listens there
         long started = System.nanoTime();
         assertThat(run(
                         "run",

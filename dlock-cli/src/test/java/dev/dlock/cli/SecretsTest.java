@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
-import dev.dlock.tck.RedisProcess;
+import dev.dlock.testsupport.FreePorts;
+import dev.dlock.testsupport.RedisProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -68,8 +69,18 @@ class SecretsTest {
     /** Every command on a store with the sentinel password, with a lock held by another process. */
     private void everyCommand(String uri, String lockName) throws Exception {
         Path marker = dir.resolve(lockName.replace(':', '_') + ".held");
-        CliProcesses.Running holder =
-                cli.start("run", "--backend", uri, lockName, "--", "sh", "-c", "touch " + marker + "; exec sleep 120");
+        // A short lease: the holder learns of the forced release below at its next renewal (a third of it).
+        CliProcesses.Running holder = cli.start(
+                "run",
+                "--backend",
+                uri,
+                "--lease",
+                "5s",
+                lockName,
+                "--",
+                "sh",
+                "-c",
+                "touch " + marker + "; exec sleep 120");
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (!Files.exists(marker)) {
             assertThat(holder.process.isAlive()).as(holder.err()).isTrue();
@@ -116,15 +127,17 @@ class SecretsTest {
 
     @Test
     void redisPassword() throws Exception {
-        try (RedisProcess redis = RedisProcess.start(SENTINEL)) {
-            everyCommand("redis://:" + SENTINEL + "@127.0.0.1:" + redis.port(), "secret:redis");
+        try (RedisProcess redis = RedisProcess.start("--requirepass", SENTINEL)) {
+            // A fresh server: without the opt-out its first grant is held back for the default max lease (30 s).
+            everyCommand(
+                    "redis://:" + SENTINEL + "@127.0.0.1:" + redis.port() + "?unsafeGrantAfterRestart=true",
+                    "secret:redis");
             CliProcesses.Result wrong =
                     cli("status", "--backend", "redis://:" + WRONG + "@127.0.0.1:" + redis.port(), "x");
             assertThat(wrong.code()).isEqualTo(69);
             assertThat(wrong.err()).contains("redis://");
         }
-        CliProcesses.Result down =
-                cli("ls", "--backend", "redis://:" + SENTINEL + "@127.0.0.1:" + RedisProcess.freePort());
+        CliProcesses.Result down = cli("ls", "--backend", "redis://:" + SENTINEL + "@127.0.0.1:" + FreePorts.next());
         assertThat(down.code()).isEqualTo(69);
         CliProcesses.Result unknown = cli("ls", "--backend", "nosuch://admin:" + SENTINEL + "@host/?password=" + WRONG);
         assertThat(unknown.code()).isEqualTo(2);

@@ -6,28 +6,40 @@ import dev.dlock.DistributedSemaphore;
 import dev.dlock.Lease;
 import dev.dlock.LockException;
 import dev.dlock.LockInfo;
+import dev.dlock.internal.base.Checks;
+import dev.dlock.internal.base.ListenerEvents;
+import dev.dlock.internal.base.Waits;
+import dev.dlock.internal.lease.LeaseImpl;
+import dev.dlock.internal.lease.Terms;
+import dev.dlock.internal.lease.Watchdog;
+import dev.dlock.internal.store.Store;
+import dev.dlock.internal.view.Holds;
+import dev.dlock.internal.view.Views;
+import dev.dlock.internal.wait.Acquisitions;
 import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackendFactory;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The engine behind one {@code LockClient}: everything that is not specific to a store. This class only
- * wires the parts together, makes the lock views and closes; each concern lives in its own class.
+ * wires the parts together, hands out the lock views and closes; each concern lives in its own package
+ * below it, every reference running downwards: {@code view} (the lock views), {@code wait} (waits, local
+ * queues, hand-off), {@code lease} (leases and the watchdog), {@code store} (every store call, timed),
+ * {@code base} (checks, blocking callers, listener events).
  *
  * <p>Design: a backend only answers single non-blocking attempts ({@link Store} makes each a timed call).
- * The engine turns them into waits ({@link Acquisition}), queues callers of one client locally so that
- * only the first of them talks to the store ({@link LocalQueues}) and passes a released hold to the next
- * of them ({@link Cohort}), shares one wake-up subscription per resource ({@link Subscriptions}), keeps
+ * The engine turns them into waits ({@code Acquisition}), queues callers of one client locally so that
+ * only the first of them talks to the store ({@code LocalQueues}) and passes a released hold to the next
+ * of them ({@code Cohort}), shares one wake-up subscription per resource ({@code Subscriptions}), keeps
  * thread-owned reentrant holds for the {@code Lock} view ({@link Holds}), renews every lease from one
  * scheduler thread in batches ({@link Watchdog}) and tells the listener off its own threads ({@link
- * ListenerEvents}). Acquisitions and leases reach their collaborators through {@link Parts}, never
- * through the engine.
+ * ListenerEvents}). Where a lower part must call back up it owns a small interface: a lease ends its hold
+ * through {@code HoldRoute} (the hand-off implements it), the watchdog tells of ended threads through a
+ * callback (the views' {@link Holds} forget them).
  *
  * <p>Concurrency: there is exactly one thread of our own per client, the scheduler; it runs timers and
  * renewal ticks and never blocks. Store answers arrive on the backend's threads and are handled there
@@ -38,34 +50,34 @@ import java.util.concurrent.ThreadLocalRandom;
  * caller gave up is released at once; a lease whose renewals fail until its local deadline is declared
  * lost even if the store is unreachable.
  *
- * <p>Not part of the public API: public only so that {@code LockClient} can reach it.
+ * <p>Not part of the public API: public only so that {@code LockClient} can reach it; the module does
+ * not export this package.
  */
 public final class Engine implements AutoCloseable {
     private static final Mode[] KINDS = {Mode.EXCLUSIVE, Mode.FAIR, Mode.WRITE, Mode.PERMIT};
 
-    final EngineOptions options;
+    private final EngineOptions options;
     final Store store;
-    final Holds holds = new Holds();
-    final LocalQueues queues;
     private final ListenerEvents events;
     private final Watchdog watchdog;
-    private final Parts parts;
-    private final String label = processLabel();
+    final Acquisitions acquisitions;
+    private final Views views;
 
     private Engine(String uri, LockBackendFactory factory, EngineOptions options) {
         this.options = options;
         this.events = new ListenerEvents(options.listener());
         this.store = new Store(options.operationTimeout());
-        this.watchdog = new Watchdog(store, events, holds);
+        Holds holds = new Holds();
+        this.watchdog = new Watchdog(store, events, holds::forget);
         try {
             store.open(factory, new BackendContext(uri, options.operationTimeout(), watchdog));
         } catch (RuntimeException e) {
             events.close(0);
             throw e;
         }
-        this.queues = new LocalQueues(options.localQueueLimit(), events, store);
-        Cohort cohort = new Cohort(store, queues, options.handoffPasses(), options.handoffTime());
-        this.parts = new Parts(store, events, queues, watchdog, cohort);
+        this.acquisitions = new Acquisitions(
+                store, events, watchdog, options.localQueueLimit(), options.handoffPasses(), options.handoffTime());
+        this.views = new Views(acquisitions, holds, options.waitTime());
     }
 
     /**
@@ -80,33 +92,13 @@ public final class Engine implements AutoCloseable {
         return new Engine(uri, factory, options);
     }
 
-    private static String processLabel() {
-        String host = System.getenv("HOSTNAME");
-        if (host == null || host.isBlank()) {
-            try {
-                host = java.net.InetAddress.getLocalHost().getHostName();
-            } catch (java.io.IOException e) {
-                host = "localhost";
-            }
-        }
-        String label = ProcessHandle.current().pid() + "@" + host.replaceAll("[^A-Za-z0-9._-]", "_");
-        return label.length() > 60 ? label.substring(0, 60) : label;
-    }
-
-    /** A new owner id: {@code pid@host#<128 random bits>}. */
-    private String newOwner() {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        return label + "#" + Long.toHexString(r.nextLong() | Long.MIN_VALUE)
-                + Long.toHexString(r.nextLong() | Long.MIN_VALUE);
-    }
-
     private LockKey key(String name, Mode mode) {
         return new LockKey(options.namespace(), Checks.name(name), mode);
     }
 
     /** The terms of a lock view with the client's lease time and renewal. */
-    private Terms terms(LockKey key) {
-        return new Terms(key, options.leaseTime().toMillis(), options.renewal(), 1);
+    private Terms terms(LockKey key, int permits) {
+        return new Terms(key, options.leaseMillis(), options.renewal(), permits);
     }
 
     // ---- the views LockClient hands out
@@ -118,7 +110,7 @@ public final class Engine implements AutoCloseable {
      * @return the lock view
      */
     public DistributedLock lock(String name) {
-        return new LockHandle(this, terms(key(name, Mode.EXCLUSIVE)));
+        return views.lock(terms(key(name, Mode.EXCLUSIVE), 1));
     }
 
     /**
@@ -128,7 +120,7 @@ public final class Engine implements AutoCloseable {
      * @return the lock view
      */
     public DistributedLock fairLock(String name) {
-        return new LockHandle(this, terms(offered(key(name, Mode.FAIR), "fair locks")));
+        return views.lock(terms(offered(key(name, Mode.FAIR), "fair locks"), 1));
     }
 
     /**
@@ -139,8 +131,7 @@ public final class Engine implements AutoCloseable {
      */
     public DistributedReadWriteLock readWriteLock(String name) {
         LockKey read = offered(key(name, Mode.READ), "read-write locks");
-        return new ReadWriteHandle(
-                new LockHandle(this, terms(read)), new LockHandle(this, terms(read.withMode(Mode.WRITE))));
+        return views.readWriteLock(terms(read, 1), terms(read.withMode(Mode.WRITE), 1));
     }
 
     /**
@@ -153,7 +144,7 @@ public final class Engine implements AutoCloseable {
     public DistributedSemaphore semaphore(String name, int permits) {
         int checked = Checks.permits(permits);
         LockKey key = offered(key(name, Mode.PERMIT), "semaphores");
-        return new SemaphoreHandle(this, new Terms(key, options.leaseTime().toMillis(), options.renewal(), checked));
+        return views.semaphore(terms(key, checked));
     }
 
     private LockKey offered(LockKey key, String what) {
@@ -178,7 +169,7 @@ public final class Engine implements AutoCloseable {
                 .distinct()
                 .sorted(Comparator.comparing(LockKey::name))
                 .toList();
-        return new MultiLockHandle(this, keys, options.leaseTime(), options.renewal());
+        return views.multiLock(keys, options.leaseMillis(), options.renewal());
     }
 
     /**
@@ -240,21 +231,6 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Starts an acquisition on a view's terms; its result completes with the lease or the failure.
-     *
-     * @param downgradeFrom the owner of this thread's write hold when it takes the read lock, else null
-     */
-    Acquisition start(Terms terms, Duration wait, String downgradeFrom) {
-        Checks.nonNegative(wait, "wait");
-        if (store.isClosed()) {
-            throw new LockException("the LockClient is closed");
-        }
-        Acquisition acquisition = new Acquisition(parts, terms, newOwner(), Checks.saturatedNanos(wait), downgradeFrom);
-        queues.enqueue(acquisition);
-        return acquisition;
-    }
-
-    /**
      * Releases every lease and fails waits (each bounded by the operation timeout), lets calls on their
      * way settle, stops the scheduler, closes the backend.
      */
@@ -263,13 +239,16 @@ public final class Engine implements AutoCloseable {
         if (!store.startClosing()) {
             return;
         }
-        queues.failAll(new LockException("the LockClient was closed while waiting"));
+        // A hold being passed right now is either among the held leases after this, or on its way back.
+        acquisitions.awaitReleases(
+                System.nanoTime() + options.operationTimeout().toNanos());
+        acquisitions.failAll(new LockException("the LockClient was closed while waiting"));
         for (Lease lease : watchdog.held()) {
             ((LeaseImpl) lease).releaseAsync();
         }
         // Best effort: what could not be released in time expires by its lease time.
         store.awaitAnswers();
-        queues.closeSubscriptions();
+        acquisitions.closeSubscriptions();
         try {
             store.close();
         } finally {

@@ -2,6 +2,7 @@ package dev.dlock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dlock.internal.base.Checks;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -25,6 +25,8 @@ final class CountingBackend extends ForwardingLockBackend {
     final AtomicInteger subscribes = new AtomicInteger();
     final List<Integer> renewBatches = new CopyOnWriteArrayList<>();
     volatile long acquireDelayMillis;
+    /** When set, acquires reach the store only once it completes (after any delay). */
+    volatile CompletableFuture<Void> acquireGate;
 
     CountingBackend(LockBackend delegate) {
         super(delegate);
@@ -34,11 +36,17 @@ final class CountingBackend extends ForwardingLockBackend {
     public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
         acquires.incrementAndGet();
         long delay = acquireDelayMillis;
-        CompletionStage<AcquireResult> answer = delay == 0
-                ? delegate.acquire(request)
-                : CompletableFuture.supplyAsync(
-                                () -> null, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS))
-                        .thenCompose(x -> delegate.acquire(request));
+        CompletableFuture<Void> gate = acquireGate;
+        CompletionStage<AcquireResult> answer;
+        if (gate != null) {
+            answer = gate.thenCompose(x -> delegate.acquire(request));
+        } else if (delay == 0) {
+            answer = delegate.acquire(request);
+        } else {
+            answer = CompletableFuture.supplyAsync(
+                            () -> null, CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS))
+                    .thenCompose(x -> delegate.acquire(request));
+        }
         return answer.thenApply(result -> {
             if (result.isGranted()) {
                 grants.incrementAndGet();

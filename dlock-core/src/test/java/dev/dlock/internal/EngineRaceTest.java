@@ -207,7 +207,16 @@ class EngineRaceTest {
                     f.set(b);
                     return b;
                 }),
-                EngineOptions.DEFAULTS.withNamespace(namespace));
+                new EngineOptions(
+                        EngineOptions.DEFAULTS.leaseMillis(),
+                        EngineOptions.DEFAULTS.renewal(),
+                        EngineOptions.DEFAULTS.waitTime(),
+                        EngineOptions.DEFAULTS.localQueueLimit(),
+                        namespace,
+                        EngineOptions.DEFAULTS.operationTimeout(),
+                        EngineOptions.DEFAULTS.listener(),
+                        EngineOptions.DEFAULTS.handoffPasses(),
+                        EngineOptions.DEFAULTS.handoffTime()));
         // close() fails the waits one queue at a time; the first waiter's leaving the store queue is slow,
         // so close() is between "closed" and failing the next queue when that queue's grant arrives.
         f.get().beforeCancelWait = key -> {
@@ -232,7 +241,7 @@ class EngineRaceTest {
                 assertThat(i).as("a name ordered after 'close-other'").isLessThan(1_000);
                 String name = "close-late-" + i;
                 CompletableFuture<Lease> waiting = engine.lock(name).acquireAsync(Duration.ofSeconds(30));
-                if (engine.queues.waitingKeys().iterator().next().name().equals("close-other")) {
+                if (engine.acquisitions.waitingKeys().iterator().next().name().equals("close-other")) {
                     granted = waiting;
                 } else {
                     waiting.cancel(true);

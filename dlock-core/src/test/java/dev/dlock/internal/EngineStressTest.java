@@ -54,10 +54,16 @@ class EngineStressTest {
                             : 0;
                     return f;
                 }),
-                EngineOptions.DEFAULTS
-                        .withNamespace(namespace)
-                        .withLeaseTime(Duration.ofSeconds(1))
-                        .withOperationTimeout(Duration.ofMillis(300)));
+                new EngineOptions(
+                        1_000,
+                        EngineOptions.DEFAULTS.renewal(),
+                        EngineOptions.DEFAULTS.waitTime(),
+                        EngineOptions.DEFAULTS.localQueueLimit(),
+                        namespace,
+                        Duration.ofMillis(300),
+                        EngineOptions.DEFAULTS.listener(),
+                        EngineOptions.DEFAULTS.handoffPasses(),
+                        EngineOptions.DEFAULTS.handoffTime()));
     }
 
     private void criticalSection(String name, long token) {
@@ -160,10 +166,10 @@ class EngineStressTest {
         assertThat(violations).isEmpty();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         for (Engine c : clients) {
-            while (!c.queues.isEmpty() && System.nanoTime() - deadline < 0) {
+            while (!c.acquisitions.noneWaiting() && System.nanoTime() - deadline < 0) {
                 Thread.sleep(20);
             }
-            assertThat(c.queues.isEmpty()).as("no local waiter left").isTrue();
+            assertThat(c.acquisitions.noneWaiting()).as("no local waiter left").isTrue();
             assertThat(c.heldLeases()).as("nothing held after the run").isEmpty();
         }
         clients.forEach(Engine::close);

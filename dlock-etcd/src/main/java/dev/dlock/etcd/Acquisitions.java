@@ -30,8 +30,11 @@ import java.util.concurrent.TimeUnit;
  * key it waits for ({@link Waits}) from the revision after its read; a try without waiting deletes its key
  * before answering busy.
  *
- * <p>Release: a delete of the key by name. A write whose answer was lost may still land, so when the key's
- * create revision was never learnt the key is deleted once more after twice the operation timeout.
+ * <p>Release (and a cancelled wait, a try that finds the lock busy, an attempt answered after its end): the
+ * key is deleted by {@link Deletes}, which keeps it until etcd confirms the delete, so a delete lost on its
+ * way cannot leave the key on the client's etcd lease for as long as the client keeps other locks. A write
+ * whose answer was lost may still land, so when the key's create revision was never learnt the key is
+ * deleted once more after twice the operation timeout.
  *
  * <p>Time: nothing here keeps a hold's expiry. A grant counts on the etcd lease being fresh (refreshed when
  * older than a third of its TTL); the engine's watchdog decides when the hold's time is over.
@@ -45,22 +48,26 @@ final class Acquisitions {
     private final LeaseKeeper keeper;
     private final Waits waits;
     private final Holds holds;
+    private final Deletes deletes;
     /** Set when the backend closes: its leases are revoked, so no late delete is needed. */
     private volatile boolean closed;
 
-    Acquisitions(KV kv, Calls calls, LeaseKeeper keeper, Waits waits, Holds holds) {
+    Acquisitions(KV kv, Calls calls, LeaseKeeper keeper, Waits waits, Holds holds, Deletes deletes) {
         this.kv = kv;
         this.calls = calls;
         this.keeper = keeper;
         this.waits = waits;
         this.holds = holds;
+        this.deletes = deletes;
     }
 
     /** A queue read: the store revision it was made at and the resource's keys. */
     private record View(long revision, List<KeyValue> kvs) {}
 
     CompletableFuture<AcquireResult> acquire(AcquireRequest request) {
-        return attempt(holds.of(request), request, 0);
+        // A new attempt of an owner whose key is still to be deleted (a late grant given back) owns the key
+        // from now on; its write waits for a delete on its way.
+        return deletes.takeOver(request.owner()).thenCompose(none -> attempt(holds.of(request), request, 0));
     }
 
     private CompletableFuture<AcquireResult> attempt(Hold hold, AcquireRequest request, int tries) {
@@ -159,7 +166,12 @@ final class Acquisitions {
             }
         }
         if (ended) { // released or cancelled while this attempt was on its way
-            return deleteKey(hold).thenApply(deleted -> AcquireResult.busy(-1));
+            if (index >= 0) {
+                synchronized (hold) {
+                    hold.createRevision = queue.get(index).createRevision(); // delete only this key
+                }
+            }
+            return deletes.delete(hold).thenApply(deleted -> AcquireResult.busy(-1));
         }
         if (index < 0) {
             if (request.waiting() && tries < 2) {
@@ -176,7 +188,7 @@ final class Acquisitions {
         }
         if (!request.waiting()) {
             holds.forget(hold);
-            return deleteKey(hold).thenApply(deleted -> AcquireResult.busy(-1));
+            return deletes.delete(hold).thenApply(deleted -> AcquireResult.busy(-1));
         }
         ByteSequence target = wait == Wait.KEY
                 ? KeyLayout.entryKey(hold.dir, KeyLayout.blocker(queue, index).owner())
@@ -199,17 +211,22 @@ final class Acquisitions {
         }
         holds.forget(hold);
         waits.stop(hold.owner);
-        return deleteKey(hold).thenApply(deleted -> {
+        return deletes.delete(hold).thenApply(deleted -> {
             throw new LockBackendException("the write hold on '" + request.key().name()
                     + "' to downgrade from is gone; the read hold was not taken");
         });
     }
 
-    /** Ends the acquisition and deletes its key; true when it held and the key was still there. */
+    /**
+     * Ends the acquisition and deletes its key; true when it held and the key was still there. When the
+     * owner has no acquisition any more, this is the engine retrying a release whose delete was not
+     * confirmed: that delete is sent again ({@link Deletes}).
+     */
     CompletableFuture<Boolean> release(String owner) {
         Hold hold = holds.get(owner);
         if (hold == null) {
-            return CompletableFuture.completedFuture(false);
+            CompletableFuture<Boolean> again = deletes.retry(owner);
+            return again != null ? again : CompletableFuture.completedFuture(false);
         }
         boolean held;
         boolean known;
@@ -219,22 +236,20 @@ final class Acquisitions {
         }
         holds.forget(hold);
         if (!known) {
-            // The key write may still be on its way: delete now and once more when it cannot be any longer.
+            // The key write may still be on its way: delete now and once more when it cannot be any longer,
+            // unless the owner attempted again meanwhile (its new attempt owns the key).
             CompletableFuture.delayedExecutor(2 * calls.timeoutMillis(), TimeUnit.MILLISECONDS)
                     .execute(() -> {
-                        if (!closed) {
-                            deleteKey(hold).exceptionally(down -> false);
+                        if (!closed && holds.get(owner) == null) {
+                            deletes.delete(hold).exceptionally(down -> false);
                         }
                     });
         }
-        return deleteKey(hold).thenApply(deleted -> deleted && held);
+        return deletes.delete(hold).thenApply(deleted -> deleted && held);
     }
 
     void close() {
         closed = true;
-    }
-
-    private CompletableFuture<Boolean> deleteKey(Hold hold) {
-        return calls.bounded(kv.delete(hold.etcdKey)).thenApply(answer -> answer.getDeleted() > 0);
+        deletes.clear();
     }
 }

@@ -30,6 +30,7 @@ import java.util.concurrent.CompletionStage;
  *       lease, ordered by create revision; the fencing token is {@link dev.dlock.spi.OrderTokens} of the create
  *       revision, which leaves room for the engine's cohort hand-off and a downgraded read).
  *   <li>{@link Holds}: the acquisitions with a key, by owner id, and how they end.
+ *   <li>{@link Deletes}: the keys of ended acquisitions until etcd confirms their delete.
  *   <li>{@link Waits}: the one watch of each waiter and the engine's wake-up listeners.
  *   <li>{@link LeaseKeeper}: the client's etcd lease, its keep-alive, and its health as the {@link
  *       dev.dlock.spi.SessionLeases} the engine's watchdog reads.
@@ -57,6 +58,7 @@ final class EtcdBackend implements LockBackend, LeaseKeeper.Listener {
     private final LeaseKeeper keeper;
     private final Waits waits;
     private final Holds holds;
+    private final Deletes deletes;
     private final Acquisitions acquisitions;
     private final EtcdAdmin admin;
 
@@ -72,7 +74,8 @@ final class EtcdBackend implements LockBackend, LeaseKeeper.Listener {
         this.keeper = new LeaseKeeper(client.getLeaseClient(), calls, this);
         this.waits = new Waits(client.getWatchClient());
         this.holds = new Holds(waits, prefix);
-        this.acquisitions = new Acquisitions(kv, calls, keeper, waits, holds);
+        this.deletes = new Deletes(kv, calls);
+        this.acquisitions = new Acquisitions(kv, calls, keeper, waits, holds, deletes);
         this.admin = new EtcdAdmin(kv, client.getLeaseClient(), calls, prefix, holds.view());
     }
 
@@ -134,6 +137,12 @@ final class EtcdBackend implements LockBackend, LeaseKeeper.Listener {
         }
     }
 
+    /** Deletes that were not confirmed go again with each keep-alive: their keys live only while it does. */
+    @Override
+    public void keepingAlive(EtcdLease lease) {
+        deletes.retryOn(lease);
+    }
+
     /** {@link OrderTokens#BLOCK}: tokens are {@link OrderTokens} of create revisions ({@link KeyLayout#token}). */
     @Override
     public long tokenBlock() {
@@ -183,6 +192,6 @@ final class EtcdBackend implements LockBackend, LeaseKeeper.Listener {
 
     @Override
     public String toString() {
-        return "EtcdBackend[prefix '" + prefix + "', " + holds.size() + " keys]";
+        return "EtcdBackend[prefix '" + prefix + "', " + holds.size() + " keys, " + deletes.size() + " to delete]";
     }
 }

@@ -1,5 +1,6 @@
 package dev.dlock.etcd;
 
+import dev.dlock.spi.DriftMargin;
 import dev.dlock.spi.SessionLeases;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -17,10 +18,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Keep-alive: {@link #keepAlive} sends one {@code LeaseKeepAlive} and is called by the engine's
  * watchdog through {@code renew}, and by an acquisition when the lease is older than a third of its TTL
  * (so that a client that only waits keeps its queue keys). There is no background keep-alive stream: a
- * client that stops renewing (a paused or dead process) loses its keys after the TTL, as it should.
+ * client that stops renewing (a paused or dead process) loses its keys after the TTL, as it should. Each
+ * keep-alive first tells the listener ({@link Listener#keepingAlive}), which sends again the unconfirmed
+ * deletes of ended keys on the lease: such a key can outlive its lost delete only while keep-alives go on.
  *
  * <p>Validity, and the one clock: a lease is trusted until the send time of its last answered keep-alive
- * (or grant) plus the TTL the server answered, minus 1% + 2 ms. This keeper runs no timer of its own: as
+ * (or grant) plus the TTL the server answered, minus a {@link DriftMargin}. This keeper runs no timer of its own: as
  * the client's {@link SessionLeases} it reports the earliest such point of the leases that carry a hold
  * ({@link #liveUntilNanos}), and the engine's watchdog, the only clock that decides a lease's deadline,
  * marks every hold lost when that point passes without moving on. A keep-alive answered with TTL 0 or "lease
@@ -43,6 +46,9 @@ final class LeaseKeeper implements SessionLeases {
     /** Told when a lease can no longer be trusted. Called on a jetcd or caller thread; must not block. */
     interface Listener {
         void leaseEnded(EtcdLease lease, String reason);
+
+        /** A keep-alive of the lease is about to be sent: whatever must not outlive the lease's keys acts now. */
+        void keepingAlive(EtcdLease lease);
     }
 
     /** One etcd lease and what this client knows of it. */
@@ -64,7 +70,7 @@ final class LeaseKeeper implements SessionLeases {
 
         void answered(long sentNanos) {
             refreshedAtNanos = sentNanos;
-            validUntilNanos = sentNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis - ttlMillis / 100 - 2);
+            validUntilNanos = sentNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis) - DriftMargin.nanos(ttlMillis);
         }
 
         boolean valid(long now) {
@@ -175,6 +181,7 @@ final class LeaseKeeper implements SessionLeases {
         if (lease.ended) {
             return CompletableFuture.completedFuture(false);
         }
+        listener.keepingAlive(lease);
         long sent = System.nanoTime();
         return calls.bounded(leases.keepAliveOnce(lease.id))
                 .handle((LeaseKeepAliveResponse answer, Throwable error) -> {

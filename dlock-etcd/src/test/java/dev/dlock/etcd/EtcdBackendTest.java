@@ -10,7 +10,8 @@ import dev.dlock.LockClient;
 import dev.dlock.LockInfo;
 import dev.dlock.LockKind;
 import dev.dlock.LockListener;
-import dev.dlock.tck.EtcdServers;
+import dev.dlock.testsupport.EtcdServers;
+import dev.dlock.testsupport.FreePorts;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
@@ -20,7 +21,6 @@ import io.grpc.Channel;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.MethodDescriptor;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -339,10 +339,7 @@ class EtcdBackendTest {
     void connectingToNoServerFailsWithinTheTimeout() throws Exception {
         // A refused connection, once jetcd's code is loaded (the first connect of a JVM: EtcdConnectTest).
         LockClient.builder("etcd://" + hosts()).build().close();
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.next(); // nothing listens there
         long start = System.nanoTime();
         assertThatThrownBy(() -> LockClient.builder("etcd://127.0.0.1:" + port)
                         .operationTimeout(Duration.ofSeconds(1))

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
-import dev.dlock.tck.EtcdServers;
 import dev.dlock.tck.JavadocExamples;
+import dev.dlock.testsupport.EtcdServers;
 import io.etcd.jetcd.Client;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,9 +1,9 @@
 package dev.dlock.etcd;
 
 import dev.dlock.LockClient;
-import dev.dlock.tck.EtcdServers;
 import dev.dlock.tck.LockContractTest;
-import dev.dlock.tck.TcpProxy;
+import dev.dlock.testsupport.EtcdServers;
+import dev.dlock.testsupport.TcpProxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;

@@ -2,6 +2,7 @@ package dev.dlock.etcd;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dlock.testsupport.ChildProcesses;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -52,7 +53,7 @@ class EtcdConnectTest {
 
     private static String probe(String uri) throws Exception {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process child = new ProcessBuilder(
+        Process child = ChildProcesses.start(new ProcessBuilder(
                         java.toString(),
                         "-cp",
                         System.getProperty("java.class.path"),
@@ -60,8 +61,7 @@ class EtcdConnectTest {
                         uri,
                         Long.toString(TIMEOUT_MILLIS))
                 .redirectErrorStream(false)
-                .redirectError(ProcessBuilder.Redirect.DISCARD)
-                .start();
+                .redirectError(ProcessBuilder.Redirect.DISCARD));
         try {
             assertThat(child.waitFor(45, TimeUnit.SECONDS))
                     .as("the probe ended")

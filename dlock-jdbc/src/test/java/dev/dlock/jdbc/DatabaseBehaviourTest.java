@@ -11,8 +11,8 @@ import dev.dlock.LockClient;
 import dev.dlock.LockInfo;
 import dev.dlock.LockKind;
 import dev.dlock.spi.LockBackend;
+import dev.dlock.testsupport.FreePorts;
 import java.lang.reflect.Proxy;
-import java.net.ServerSocket;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -456,10 +456,7 @@ abstract class DatabaseBehaviourTest {
 
     @Test
     void unreachableDatabaseFailsWithLockBackendExceptionWithinTheTimeout() throws Exception {
-        int port;
-        try (ServerSocket free = new ServerSocket(0)) {
-            port = free.getLocalPort();
-        }
+        int port = FreePorts.next(); // nothing listens there
         long start = System.nanoTime();
         assertThatThrownBy(() -> LockClient.builder(unreachableUrl(port))
                         .operationTimeout(Duration.ofSeconds(1))

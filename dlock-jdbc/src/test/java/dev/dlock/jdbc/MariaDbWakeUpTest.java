@@ -106,14 +106,18 @@ class MariaDbWakeUpTest {
         // Polling with back-off (10 ms doubling to 200 ms) makes about 15 attempts in 2 s; blocked on the
         // wake lock, the waiter tries a few times until its watcher is armed, then once a second.
         assertThat(attempts).as("attempts on the lock table while waiting 2 s").hasSizeLessThanOrEqualTo(8);
-        // The beacon thread drops the wake lock after the release (WakeBeacons): allow it a moment.
-        until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        while (wakeLockHeld("w") && System.nanoTime() - until < 0) {
-            Thread.sleep(10);
+        // The beacon thread drops the wake lock after the release (WakeBeacons): allow it a moment. A watcher
+        // that wakes late holds it for an instant too (by design: it is a hint), so "released" is a wake lock
+        // seen down in three reads in a row; one left up with its hold would never be.
+        until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        int downInARow = 0;
+        while (downInARow < 3 && System.nanoTime() - until < 0) {
+            downInARow = wakeLockHeld("w") ? 0 : downInARow + 1;
+            Thread.sleep(50);
         }
-        assertThat(wakeLockHeld("w"))
+        assertThat(downInARow)
                 .as("released with the hold (the third client did not wait after its grant)")
-                .isFalse();
+                .isEqualTo(3);
     }
 
     @Test

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
-import dev.dlock.tck.TcpProxy;
+import dev.dlock.testsupport.TcpProxy;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.SQLException;

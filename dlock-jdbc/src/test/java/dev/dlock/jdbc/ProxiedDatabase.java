@@ -1,6 +1,6 @@
 package dev.dlock.jdbc;
 
-import dev.dlock.tck.TcpProxy;
+import dev.dlock.testsupport.TcpProxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;

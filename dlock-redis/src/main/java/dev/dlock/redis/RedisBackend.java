@@ -1,6 +1,5 @@
 package dev.dlock.redis;
 
-import dev.dlock.LockBackendException;
 import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
@@ -9,35 +8,32 @@ import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The SPI primitives on Redis: each one is a single script call (EVALSHA), so an uncontended acquire and
  * a release cost one round trip each. Exclusive locks (kind {@code lock}) run {@code exclusive.lua}, a
  * string key per lock with a server-side expiry and a wake-up published only when someone waits; every
- * other mode runs {@code dlock.lua}. The two share the key layout (see {@link ResourceKeys}).
+ * other mode runs {@code dlock.lua}. The two share the key layout (see {@link ResourceKeys}). This class
+ * builds the calls; batched renewal is {@link Renewals}, the read-only views {@link Inspection}, the
+ * script fallback {@link LuaScript}.
  *
- * <p>Renewal: the leases of a batch are split by script, then grouped by the node that serves them (one
- * group on standalone and Sentinel) and each group of up to {@value #RENEW_CHUNK} leases is renewed by one script call. In a
- * Cluster the call is routed by the group's first key and touches the other keys of its node without
- * declaring them (allowed for scripts without flags); if the slot map changed under it, the group is
- * retried slot by slot with a fresh routing.
+ * <p>Hold-back after a lost state (on by default): every grant first runs {@code epoch.lua}'s check in
+ * the same script (see {@link HoldBack}), against the namespace's marker (in a Cluster the marker of the
+ * namespace in the resource's hash slot); a held-back answer is busy with the time left, so waiters wait
+ * and {@code tryLock()} answers false, and is logged once per hold-back.
  *
- * <p>Replica acknowledgements (optional): grants and renewals go over a dedicated connection and are
- * each followed by {@code WAIT n timeout}, pipelined right behind it on that connection so that it covers
- * the script's writes; too few acknowledgements fail the operation (a grant is released first).
+ * <p>Replica acknowledgements (on by default for Sentinel, optional for standalone): grants and renewals
+ * go through {@link ReplicaAcks} ({@code WAIT} after each); too few acknowledgements fail the operation
+ * (a grant is given back first).
  *
  * <p>Concurrency: stateless apart from the connections and the wake-up table, which are thread-safe.
  * Every method only sends commands and returns a stage completed on a Lettuce thread.
@@ -47,23 +43,49 @@ import java.util.concurrent.CompletionStage;
  * backend works again once the server is back. Lock commands are never replayed after a reconnect.
  */
 final class RedisBackend implements LockBackend {
-    /** Tokens each grant reserves; must equal {@code TOKEN_BLOCK} in exclusive.lua and dlock.lua. */
+    /**
+     * Tokens each grant reserves, the one definition: sent to the scripts with every acquire ({@code
+     * tokens.lua} checks it), and the engine's {@link #tokenBlock()}.
+     */
     static final long TOKEN_BLOCK = 16;
 
-    static final int RENEW_CHUNK = 1_000;
+    private static final String TOKEN_BLOCK_ARG = Long.toString(TOKEN_BLOCK);
+
+    private static final System.Logger LOG = System.getLogger(RedisBackend.class.getName());
 
     private final Connections connections;
     private final WakeChannels wakes;
     private final Duration closeTimeout;
-    private final int replicaAcks;
-    private final long replicaAckMillis;
+    /** The replica-acknowledgement path, or null when off. */
+    private final ReplicaAcks replicaAcks;
 
-    RedisBackend(Connections connections, Duration operationTimeout, int replicaAcks, Duration replicaAckTimeout) {
+    private final Renewals renewals;
+    private final Inspection inspection;
+    private final HoldBack holdBack;
+    private final String server;
+    /** Until when (wall clock, ms) the current hold-back has been logged; one line per hold-back. */
+    private final AtomicLong holdBackLoggedUntil = new AtomicLong();
+
+    /** A backend over open connections; {@code replicaAcks} is null when acknowledgements are off. */
+    RedisBackend(
+            Connections connections,
+            Duration operationTimeout,
+            ReplicaAcks replicaAcks,
+            HoldBack holdBack,
+            String server) {
         this.connections = connections;
         this.wakes = new WakeChannels(connections.pubSub());
         this.closeTimeout = operationTimeout;
         this.replicaAcks = replicaAcks;
-        this.replicaAckMillis = replicaAckTimeout == null ? 0 : replicaAckTimeout.toMillis();
+        this.renewals = new Renewals(
+                connections,
+                replicaAcks != null
+                        ? replicaAcks::renew
+                        : (script, routing, args) ->
+                                script.run(connections.commands(), ScriptOutputType.MULTI, routing, args));
+        this.inspection = new Inspection(connections);
+        this.holdBack = holdBack;
+        this.server = server;
     }
 
     private static String letter(Mode mode) {
@@ -76,17 +98,6 @@ final class RedisBackend implements LockBackend {
         };
     }
 
-    private static String modeName(char letter) {
-        return switch (letter) {
-            case 'E' -> "exclusive";
-            case 'F' -> "fair";
-            case 'R' -> "read";
-            case 'W' -> "write";
-            case 'P' -> "permit";
-            default -> "unknown";
-        };
-    }
-
     private <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
         return script.run(connections.commands(), type, keys, args);
     }
@@ -94,81 +105,80 @@ final class RedisBackend implements LockBackend {
     @Override
     public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
         LockKey key = request.key();
+        try {
+            holdBack.check(key.name(), request.leaseMillis());
+        } catch (IllegalArgumentException e) {
+            return CompletableFuture.failedFuture(e);
+        }
         ResourceKeys keys = ResourceKeys.of(key);
         LuaScript script = LuaScript.forKind(key.kind());
-        String[] keyNames;
-        String[] args;
+        List<String> keyNames;
+        List<String> args;
         if (script == LuaScript.EXCLUSIVE) {
-            keyNames = keys.exclusiveAcquire();
-            args = new String[] {
-                "acquire",
-                request.owner(),
-                Long.toString(request.leaseMillis()),
-                Long.toString(request.queueMillis()),
-                key.name()
-            };
+            keyNames = new ArrayList<>(List.of(keys.exclusiveAcquire()));
+            args = new ArrayList<>(List.of(
+                    "acquire",
+                    request.owner(),
+                    Long.toString(request.leaseMillis()),
+                    Long.toString(request.queueMillis()),
+                    key.name(),
+                    TOKEN_BLOCK_ARG));
         } else {
-            keyNames = keys.withTokens();
-            args = new String[] {
-                "acquire",
-                request.owner(),
-                letter(key.mode()),
-                Long.toString(request.leaseMillis()),
-                Integer.toString(request.permits()),
-                Long.toString(request.queueMillis()),
-                request.downgradeFrom() == null ? "" : request.downgradeFrom(),
-                key.name()
-            };
+            keyNames = new ArrayList<>(List.of(keys.withTokens()));
+            args = new ArrayList<>(List.of(
+                    "acquire",
+                    request.owner(),
+                    letter(key.mode()),
+                    Long.toString(request.leaseMillis()),
+                    Integer.toString(request.permits()),
+                    Long.toString(request.queueMillis()),
+                    request.downgradeFrom() == null ? "" : request.downgradeFrom(),
+                    key.name(),
+                    TOKEN_BLOCK_ARG));
         }
-        CompletableFuture<Long> reply = replicaAcks > 0
-                ? acknowledged(script, keyNames, args).thenCompose(r -> grantAcknowledged(request, r))
-                : run(script, ScriptOutputType.INTEGER, keyNames, args);
-        return reply.thenApply(RedisBackend::acquireResult);
+        if (holdBack.on()) {
+            keyNames.add(connections.isCluster() ? keys.clusterEpoch() : ResourceKeys.epoch(key.namespace()));
+            args.add(Long.toString(holdBack.maxLease().toMillis()));
+        }
+        String[] keyArray = keyNames.toArray(String[]::new);
+        String[] argArray = args.toArray(String[]::new);
+        CompletableFuture<Long> reply = replicaAcks != null
+                ? replicaAcks.acquire(
+                        script, keyArray, argArray, key.name(), () -> release(request.key(), request.owner()))
+                : run(script, ScriptOutputType.INTEGER, keyArray, argArray);
+        return reply.thenApply(r -> acquireResult(key, r));
     }
 
-    private static AcquireResult acquireResult(long reply) {
+    private AcquireResult acquireResult(LockKey key, long reply) {
         if (reply > 0) {
             return AcquireResult.granted(reply);
+        }
+        if (reply <= -HoldBack.HELD_BACK) {
+            long left = -reply - 1 - HoldBack.HELD_BACK;
+            logHoldBack(key, left);
+            return AcquireResult.busy(left);
         }
         return AcquireResult.busy(reply == 0 ? -1 : -reply - 1);
     }
 
-    /** A grant that too few replicas acknowledged is given back and reported as a failure. */
-    private CompletableFuture<Long> grantAcknowledged(AcquireRequest request, Acknowledged reply) {
-        long value = (Long) reply.value();
-        if (value <= 0 || reply.replicas() >= replicaAcks) {
-            return CompletableFuture.completedFuture(value);
+    /** Logs a hold-back once: again only for a hold-back seen a second after the logged one ended. */
+    private void logHoldBack(LockKey key, long leftMillis) {
+        long now = System.currentTimeMillis();
+        long logged = holdBackLoggedUntil.get();
+        if (now < logged + 1_000 || !holdBackLoggedUntil.compareAndSet(logged, now + leftMillis)) {
+            return;
         }
-        return release(request.key(), request.owner()).toCompletableFuture().handle((released, error) -> {
-            throw new LockBackendException("acquire '" + request.key().name() + "': only "
-                    + reply.replicas() + " of the " + replicaAcks + " required replicas acknowledged the grant within "
-                    + replicaAckMillis + "ms; the grant was given back");
-        });
-    }
-
-    private record Acknowledged(Object value, long replicas) {}
-
-    /**
-     * Runs the script on the acknowledgement connection with {@code WAIT} pipelined right behind it, so the
-     * wait covers the script's writes; after a NOSCRIPT reply both are sent again with EVAL.
-     */
-    private CompletableFuture<Acknowledged> acknowledged(LuaScript script, String[] keys, String[] args) {
-        RedisAsyncCommands<String, String> acks = connections.acks();
-        ScriptOutputType type = "renew".equals(args[0]) ? ScriptOutputType.MULTI : ScriptOutputType.INTEGER;
-        CompletableFuture<Object> first =
-                acks.<Object>evalsha(script.sha(), type, keys, args).toCompletableFuture();
-        CompletableFuture<Long> replicas =
-                acks.waitForReplication(replicaAcks, replicaAckMillis).toCompletableFuture();
-        return first.thenCombine(replicas, Acknowledged::new).exceptionallyCompose(error -> {
-            if (!LuaScript.isNoScript(error)) {
-                return CompletableFuture.failedFuture(error);
-            }
-            CompletableFuture<Object> again =
-                    acks.<Object>eval(script.body(), type, keys, args).toCompletableFuture();
-            CompletableFuture<Long> waited =
-                    acks.waitForReplication(replicaAcks, replicaAckMillis).toCompletableFuture();
-            return again.thenCombine(waited, Acknowledged::new);
-        });
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "Redis at {0} holds grants in namespace ''{1}'' back until {2} ({3} ms from now): it may have lost"
+                        + " holds whose leases are still valid (restarted without persistence or from a file that"
+                        + " misses the last writes, a failover, or this namespace''s first grant on a server up for"
+                        + " less than maxLease {4} ms). Waiters wait; tryLock() answers false until then.",
+                server,
+                key.namespace(),
+                Instant.ofEpochMilli(now + leftMillis),
+                leftMillis,
+                holdBack.maxLease().toMillis());
     }
 
     @Override
@@ -195,99 +205,7 @@ final class RedisBackend implements LockBackend {
 
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
-        List<RenewRequest> exclusive = new ArrayList<>();
-        List<RenewRequest> general = new ArrayList<>();
-        for (RenewRequest request : batch) {
-            (request.key().mode() == Mode.EXCLUSIVE ? exclusive : general).add(request);
-        }
-        List<CompletableFuture<Set<String>>> calls = new ArrayList<>();
-        renew(LuaScript.EXCLUSIVE, exclusive, calls);
-        renew(LuaScript.DLOCK, general, calls);
-        return union(calls);
-    }
-
-    /** Adds the calls renewing {@code batch} with {@code script} to {@code calls}. */
-    private void renew(LuaScript script, List<RenewRequest> batch, List<CompletableFuture<Set<String>>> calls) {
-        if (batch.isEmpty()) {
-            return;
-        }
-        List<String> prefixes = new ArrayList<>(batch.size());
-        for (RenewRequest request : batch) {
-            prefixes.add(ResourceKeys.of(request.key()).prefix());
-        }
-        for (List<Integer> group : connections.groupByNode(prefixes)) {
-            for (int from = 0; from < group.size(); from += RENEW_CHUNK) {
-                List<Integer> chunk = group.subList(from, Math.min(group.size(), from + RENEW_CHUNK));
-                calls.add(renewGroup(script, batch, prefixes, chunk)
-                        .exceptionallyCompose(error -> connections.isCluster()
-                                ? renewBySlot(script, batch, prefixes, chunk)
-                                : CompletableFuture.failedFuture(error)));
-            }
-        }
-    }
-
-    private CompletableFuture<Set<String>> renewBySlot(
-            LuaScript script, List<RenewRequest> batch, List<String> prefixes, List<Integer> positions) {
-        List<String> subset = new ArrayList<>(positions.size());
-        for (int position : positions) {
-            subset.add(prefixes.get(position));
-        }
-        List<CompletableFuture<Set<String>>> calls = new ArrayList<>();
-        for (List<Integer> slotGroup : connections.groupBySlot(subset)) {
-            List<Integer> original = new ArrayList<>(slotGroup.size());
-            for (int i : slotGroup) {
-                original.add(positions.get(i));
-            }
-            calls.add(renewGroup(script, batch, prefixes, original));
-        }
-        return union(calls);
-    }
-
-    private static CompletableFuture<Set<String>> union(List<CompletableFuture<Set<String>>> calls) {
-        return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).thenApply(done -> {
-            Set<String> lost = new HashSet<>();
-            for (CompletableFuture<Set<String>> call : calls) {
-                lost.addAll(call.join());
-            }
-            return lost;
-        });
-    }
-
-    /** One script call renewing the leases at {@code positions}, all served by one node. */
-    private CompletableFuture<Set<String>> renewGroup(
-            LuaScript script, List<RenewRequest> batch, List<String> prefixes, List<Integer> positions) {
-        String[] args = new String[1 + 3 * positions.size()];
-        args[0] = "renew";
-        int i = 1;
-        for (int position : positions) {
-            RenewRequest request = batch.get(position);
-            args[i++] = prefixes.get(position);
-            args[i++] = request.owner();
-            args[i++] = Long.toString(request.leaseMillis());
-        }
-        String[] routing = {prefixes.get(positions.get(0)) + ":x"};
-        CompletableFuture<List<Object>> reply;
-        if (replicaAcks > 0) {
-            reply = acknowledged(script, routing, args).thenApply(acked -> {
-                if (acked.replicas() < replicaAcks) {
-                    throw new LockBackendException("renew: only " + acked.replicas() + " of the " + replicaAcks
-                            + " required replicas acknowledged within " + replicaAckMillis + "ms");
-                }
-                @SuppressWarnings("unchecked")
-                List<Object> value = (List<Object>) acked.value();
-                return value;
-            });
-        } else {
-            reply = run(script, ScriptOutputType.MULTI, routing, args);
-        }
-        return reply.thenApply(lostPositions -> {
-            Set<String> lost = new HashSet<>();
-            for (Object position : lostPositions) {
-                lost.add(batch.get(positions.get(((Long) position).intValue() - 1))
-                        .owner());
-            }
-            return lost;
-        });
+        return renewals.renew(batch);
     }
 
     @Override
@@ -313,10 +231,10 @@ final class RedisBackend implements LockBackend {
     }
 
     /**
-     * Both scripts step the token counter by {@value #TOKEN_BLOCK} per grant ({@code TOKEN_BLOCK} in the
-     * scripts), so the engine may hand a hold to this client's own waiting threads with the tokens in
-     * between. Kept small so that the counter stays behind the server clock in microseconds, which is
-     * what keeps tokens increasing where the counter is lost.
+     * Both scripts step the token counter by {@value #TOKEN_BLOCK} per grant (sent with every acquire), so
+     * the engine may hand a hold to this client's own waiting threads with the tokens in between. Kept
+     * small so that the counter stays behind the server clock in microseconds, which is what keeps tokens
+     * increasing where the counter is lost (see {@code tokens.lua}).
      */
     @Override
     public long tokenBlock() {
@@ -325,69 +243,12 @@ final class RedisBackend implements LockBackend {
 
     @Override
     public CompletionStage<LockInfo> describe(LockKey key) {
-        return describe(ResourceKeys.of(key), key.name());
-    }
-
-    private CompletableFuture<LockInfo> describe(ResourceKeys keys, String knownName) {
-        LuaScript script = LuaScript.forKind(keys.kind());
-        String[] keyNames = script == LuaScript.EXCLUSIVE ? new String[] {keys.holders()} : keys.resource();
-        return this.<List<Object>>run(script, ScriptOutputType.MULTI, keyNames, "describe")
-                .thenApply(reply -> {
-                    String name = knownName != null ? knownName : (String) reply.get(0);
-                    int waiters = ((Long) reply.get(1)).intValue();
-                    List<LockInfo.Holder> holders = new ArrayList<>();
-                    for (int i = 2; i + 2 < reply.size(); i += 3) {
-                        String owner = (String) reply.get(i);
-                        String value = (String) reply.get(i + 1);
-                        long ttl = (Long) reply.get(i + 2);
-                        holders.add(new LockInfo.Holder(
-                                owner,
-                                Long.parseLong(value.substring(1)),
-                                modeName(value.charAt(0)),
-                                Duration.ofMillis(ttl)));
-                    }
-                    return new LockInfo(name, keys.kind(), holders, waiters);
-                });
+        return inspection.describe(ResourceKeys.of(key), key.name());
     }
 
     @Override
     public CompletionStage<List<LockInfo>> list(String namespace, String prefix) {
-        return scan(namespace, ScanCursor.INITIAL, new ArrayList<>()).thenCompose(found -> {
-            List<CompletableFuture<LockInfo>> described = new ArrayList<>();
-            for (ResourceKeys keys : found) {
-                described.add(describe(keys, null));
-            }
-            return CompletableFuture.allOf(described.toArray(CompletableFuture[]::new))
-                    .thenApply(done -> {
-                        List<LockInfo> result = new ArrayList<>();
-                        for (CompletableFuture<LockInfo> info : described) {
-                            LockInfo lock = info.join();
-                            if (!lock.holders().isEmpty() && lock.name().startsWith(prefix)) {
-                                result.add(lock);
-                            }
-                        }
-                        return result;
-                    });
-        });
-    }
-
-    private CompletableFuture<Collection<ResourceKeys>> scan(
-            String namespace, ScanCursor cursor, Collection<ResourceKeys> found) {
-        ScanArgs args =
-                ScanArgs.Builder.matches(ResourceKeys.holdersPattern(namespace)).limit(1000);
-        return connections
-                .commands()
-                .scan(cursor, args)
-                .toCompletableFuture()
-                .thenCompose((KeyScanCursor<String> page) -> {
-                    for (String key : page.getKeys()) {
-                        ResourceKeys keys = ResourceKeys.fromHoldersKey(namespace, key);
-                        if (keys != null) {
-                            found.add(keys);
-                        }
-                    }
-                    return page.isFinished() ? CompletableFuture.completedFuture(found) : scan(namespace, page, found);
-                });
+        return inspection.list(namespace, prefix);
     }
 
     @Override

@@ -25,6 +25,7 @@ final class RedisBackendFactory implements LockBackendFactory {
     private final int replicaAcks;
     private final Duration replicaAckTimeout;
     private final boolean allowEviction;
+    private final HoldBack holdBack;
 
     RedisBackendFactory(
             Opener opener,
@@ -32,34 +33,48 @@ final class RedisBackendFactory implements LockBackendFactory {
             boolean cluster,
             int replicaAcks,
             Duration replicaAckTimeout,
-            boolean allowEviction) {
+            boolean allowEviction,
+            HoldBack holdBack) {
         this.opener = opener;
         this.description = description;
         this.cluster = cluster;
         this.replicaAcks = replicaAcks;
         this.replicaAckTimeout = replicaAckTimeout;
         this.allowEviction = allowEviction;
+        this.holdBack = Objects.requireNonNull(holdBack, "holdBack");
     }
 
     /** A factory whose backends accept (true) or refuse (false) an evicting server; see the builder. */
     RedisBackendFactory withAllowEviction(boolean allow) {
-        return new RedisBackendFactory(opener, description, cluster, replicaAcks, replicaAckTimeout, allow);
+        return new RedisBackendFactory(opener, description, cluster, replicaAcks, replicaAckTimeout, allow, holdBack);
     }
 
-    /** A factory whose grants and renewals wait for replica acknowledgements; see the builder. */
+    /** A factory with other hold-back settings; see the builder's {@code maxLease} and opt-out. */
+    RedisBackendFactory withHoldBack(HoldBack settings) {
+        return new RedisBackendFactory(
+                opener, description, cluster, replicaAcks, replicaAckTimeout, allowEviction, settings);
+    }
+
+    HoldBack holdBack() {
+        return holdBack;
+    }
+
+    /**
+     * A factory whose grants and renewals wait for replica acknowledgements; see the builder. A null
+     * {@code timeout} is the default ({@link ReplicaAcks#effectiveTimeout}).
+     */
     RedisBackendFactory withReplicaAcks(int replicas, Duration timeout) {
         if (replicas < 1) {
             throw new IllegalArgumentException("replicas must be at least 1, got " + replicas);
         }
-        Objects.requireNonNull(timeout, "timeout must not be null");
-        if (timeout.isNegative() || timeout.isZero()) {
+        if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
             throw new IllegalArgumentException("the replica acknowledgement timeout must be positive, got " + timeout);
         }
         if (cluster) {
             throw new IllegalArgumentException(
                     "replica acknowledgements are supported for standalone and Sentinel servers, not for Cluster");
         }
-        return new RedisBackendFactory(opener, description, false, replicas, timeout, allowEviction);
+        return new RedisBackendFactory(opener, description, false, replicas, timeout, allowEviction, holdBack);
     }
 
     /**
@@ -75,8 +90,9 @@ final class RedisBackendFactory implements LockBackendFactory {
     @Override
     public LockBackend open(BackendContext context) {
         Duration timeout = context.operationTimeout();
-        if (replicaAcks > 0 && replicaAckTimeout.compareTo(timeout) >= 0) {
-            throw new IllegalArgumentException("the replica acknowledgement timeout (" + replicaAckTimeout
+        Duration ackTimeout = ReplicaAcks.effectiveTimeout(replicaAckTimeout, timeout);
+        if (replicaAcks > 0 && ackTimeout.compareTo(timeout) >= 0) {
+            throw new IllegalArgumentException("the replica acknowledgement timeout (" + ackTimeout
                     + ") must be shorter than the operation timeout (" + timeout + ")");
         }
         Connections connections;
@@ -95,13 +111,17 @@ final class RedisBackendFactory implements LockBackendFactory {
                 throw e;
             }
         }
-        return new RedisBackend(connections, timeout, replicaAcks, replicaAckTimeout);
+        ReplicaAcks acks = replicaAcks > 0 ? new ReplicaAcks(connections.acks(), replicaAcks, ackTimeout) : null;
+        return new RedisBackend(connections, timeout, acks, holdBack, description);
     }
 
     @Override
     public String toString() {
         return "RedisBackendFactory[" + description
-                + (replicaAcks > 0 ? ", replicaAcks=" + replicaAcks + " within " + replicaAckTimeout : "")
-                + (allowEviction ? ", allowEviction" : "") + "]";
+                + (replicaAcks > 0
+                        ? ", replicaAcks=" + replicaAcks + " within "
+                                + (replicaAckTimeout != null ? replicaAckTimeout : "the default")
+                        : "")
+                + (allowEviction ? ", allowEviction" : "") + ", " + holdBack + "]";
     }
 }

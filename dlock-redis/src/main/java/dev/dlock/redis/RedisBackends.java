@@ -38,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  * <pre>{@code
  * RedisClient redis = RedisClient.create(redisUri);
  * LockBackendFactory backend = RedisBackends.builder(redis)
- *         .replicaAcks(1, Duration.ofMillis(50))
+ *         .replicaAcks(1, Duration.ofMillis(500))
  *         .build();
  * try (LockClient locks = LockClient.builder(backend).build()) {
  *     try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {
@@ -113,7 +113,8 @@ public final class RedisBackends {
                         true,
                         0,
                         null,
-                        parsed.allowEviction())
+                        parsed.allowEviction(),
+                        HoldBack.DEFAULT)
                 : new RedisBackendFactory(
                         (timeout, acks) ->
                                 openStandalone(RedisUris.parse(uri).servers().get(0), timeout, acks),
@@ -121,11 +122,19 @@ public final class RedisBackends {
                         false,
                         0,
                         null,
-                        parsed.allowEviction());
+                        parsed.allowEviction(),
+                        HoldBack.DEFAULT);
+        factory = factory.withHoldBack(hold(parsed));
         return new Builder(
                 parsed.replicaAcks() > 0
                         ? factory.withReplicaAcks(parsed.replicaAcks(), parsed.replicaAckTimeout())
                         : factory);
+    }
+
+    /** The hold-back settings a URI gives: its {@code maxLease} and {@code unsafeGrantAfterRestart}. */
+    static HoldBack hold(RedisUris.Parsed parsed) {
+        HoldBack settings = HoldBack.DEFAULT.withUnsafeGrantAfterRestart(parsed.unsafeGrantAfterRestart());
+        return parsed.maxLease() == null ? settings : settings.withMaxLease(parsed.maxLease());
     }
 
     /**
@@ -147,7 +156,8 @@ public final class RedisBackends {
                 false,
                 0,
                 null,
-                false);
+                false,
+                HoldBack.DEFAULT);
     }
 
     /**
@@ -164,7 +174,8 @@ public final class RedisBackends {
                 true,
                 0,
                 null,
-                false));
+                false,
+                HoldBack.DEFAULT));
     }
 
     /** Settings of a Redis backend. Every setter validates at once. */
@@ -178,12 +189,17 @@ public final class RedisBackends {
         /**
          * Makes every grant and renewal wait until {@code replicas} replicas have acknowledged it ({@code
          * WAIT replicas timeout}); a grant with too few acknowledgements is given back and the acquisition
-         * fails with {@link dev.dlock.LockBackendException}. Off by default; the URI options are {@code
-         * waitReplicas=N&waitTimeout=50ms}.
+         * fails with {@link dev.dlock.LockBackendException}; a renewal with too few fails and is retried
+         * until the lease's deadline. On by default for a Sentinel URI (one replica within half the
+         * operation timeout; {@code waitReplicas=0} turns it off), off otherwise: a {@link
+         * RedisClient} on a Sentinel URI cannot be told from a standalone one, so set it here. The URI
+         * options are {@code waitReplicas=N&waitTimeout=50ms}.
          *
-         * <p>This narrows, but does not close, the window in which a failover loses a lock: Redis
-         * replication stays asynchronous, a replica that acknowledged may still not be the one promoted,
-         * and {@code WAIT} does not make Redis a consensus store. Fencing tokens remain the safety net.
+         * <p>On Sentinel it keeps a holder from being kept believing by a deposed master that still serves
+         * its renewals after a failover (its renewals there are acknowledged by no replica), which the
+         * hold-back after a lost state alone does not (see docs/safety.md). It does not make Redis a
+         * consensus store: replication stays asynchronous, and a replica that acknowledged may still not be
+         * the one promoted (the hold-back covers that). Fencing tokens remain the safety net.
          * Each grant and renewal takes one extra command on a connection reserved for them. Not available
          * for Cluster. The timeout must be shorter than the lock client's operation timeout (checked when
          * the backend opens).
@@ -194,6 +210,7 @@ public final class RedisBackends {
          * @throws IllegalArgumentException for a bad value, or for a Cluster backend
          */
         public Builder replicaAcks(int replicas, Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout must not be null");
             factory = factory.withReplicaAcks(replicas, timeout);
             return this;
         }
@@ -210,6 +227,41 @@ public final class RedisBackends {
          */
         public Builder allowEviction(boolean allow) {
             factory = factory.withAllowEviction(allow);
+            return this;
+        }
+
+        /**
+         * Declares the longest lease this client asks for; every client of a namespace must declare the
+         * same. Default 30 seconds (the lock client's default lease time); the URI option is {@code
+         * maxLease=30s}. After the server lost its state (restarted without persistence, restarted from a
+         * file that misses the last writes, a Sentinel or Cluster failover, or the namespace's first grant
+         * on a server up for less than this), grants wait until every lease granted before the loss has run
+         * out: the server's start (or the moment the loss was seen) plus this, plus 1% drift. In a Cluster
+         * this holds per hash slot: after a failover, each slot's first grant waits. A lease longer than
+         * the declaration fails the acquisition with an exception naming both values; a client declaring
+         * less than another client of the namespace did is refused by the server, naming both values.
+         *
+         * @param maxLease positive
+         * @return this builder
+         * @throws IllegalArgumentException for a value that is not positive
+         */
+        public Builder maxLease(Duration maxLease) {
+            factory = factory.withHoldBack(factory.holdBack().withMaxLease(maxLease));
+            return this;
+        }
+
+        /**
+         * Opts out of the hold-back after a lost state (see {@link #maxLease}): grants as soon as the lock
+         * looks free, as before. The cost: after a restart without persistence (or a failover to a replica
+         * that missed a grant) another client can be granted a lock while its previous holder's lease is
+         * still valid, until that holder's next renewal tells it. Default false; the URI option is {@code
+         * unsafeGrantAfterRestart=true}.
+         *
+         * @param unsafe true to grant at once after a restart
+         * @return this builder
+         */
+        public Builder unsafeGrantAfterRestart(boolean unsafe) {
+            factory = factory.withHoldBack(factory.holdBack().withUnsafeGrantAfterRestart(unsafe));
             return this;
         }
 

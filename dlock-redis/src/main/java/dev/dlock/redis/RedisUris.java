@@ -29,7 +29,22 @@ final class RedisUris {
             "redis-cluster",
             "rediss-cluster",
             "redlock",
-            "redlocks");
+            "redlocks",
+            "valkey",
+            "valkeys",
+            "valkey-sentinel",
+            "valkeys-sentinel",
+            "valkey-cluster",
+            "valkeys-cluster");
+
+    /**
+     * Replicas that must acknowledge each grant and renewal on a Sentinel URI without {@code waitReplicas}:
+     * one, so that a deposed master cannot keep a holder believing past a failover (docs/safety.md).
+     */
+    static final int DEFAULT_SENTINEL_REPLICA_ACKS = 1;
+
+    /** Valkey speaks Redis's protocol and runs its scripts: {@code valkey...://} is read as {@code redis...://}. */
+    private static final String VALKEY = "valkey";
 
     private RedisUris() {}
 
@@ -45,11 +60,14 @@ final class RedisUris {
      *
      * @param topology how the servers are arranged
      * @param servers the standalone/Sentinel URI (one element), the Cluster seeds or the Redlock masters
-     * @param replicaAcks the {@code waitReplicas} option, 0 when off
-     * @param replicaAckTimeout the {@code waitTimeout} option, null when off
+     * @param replicaAcks the {@code waitReplicas} option, 0 when off; 1 for a Sentinel URI without it
+     * @param replicaAckTimeout the {@code waitTimeout} option, null when off or for the default (half the
+     *     operation timeout, {@link ReplicaAcks#effectiveTimeout}: a Sentinel URI without it)
      * @param allowEviction the {@code allowEviction} option
      * @param minUptime Redlock's {@code minUptime} option, null when off
      * @param masterTimeout Redlock's {@code masterTimeout} option, null for the default
+     * @param maxLease the {@code maxLease} option, null for the default
+     * @param unsafeGrantAfterRestart the {@code unsafeGrantAfterRestart} option
      */
     record Parsed(
             Topology topology,
@@ -58,7 +76,9 @@ final class RedisUris {
             Duration replicaAckTimeout,
             boolean allowEviction,
             Duration minUptime,
-            Duration masterTimeout) {}
+            Duration masterTimeout,
+            Duration maxLease,
+            boolean unsafeGrantAfterRestart) {}
 
     static String scheme(String uri) {
         int end = uri == null ? -1 : uri.indexOf("://");
@@ -70,6 +90,11 @@ final class RedisUris {
         if (scheme == null || !SCHEMES.contains(scheme)) {
             throw new IllegalArgumentException("not a Redis URI: '" + redact(uri) + "'; expected one of the schemes "
                     + SCHEMES.stream().sorted().toList());
+        }
+        if (scheme.startsWith(VALKEY)) {
+            String redisScheme = "redis" + scheme.substring(VALKEY.length());
+            uri = redisScheme + uri.substring(scheme.length());
+            scheme = redisScheme;
         }
         String rest = uri.substring(scheme.length() + 3);
         String fragment = "";
@@ -84,11 +109,13 @@ final class RedisUris {
             query = rest.substring(question + 1);
             rest = rest.substring(0, question);
         }
-        int replicaAcks = 0;
+        Integer replicaAcks = null;
         Duration replicaAckTimeout = null;
         boolean allowEviction = false;
         Duration minUptime = null;
         Duration masterTimeout = null;
+        Duration maxLease = null;
+        boolean unsafeGrantAfterRestart = false;
         boolean redlock = scheme.startsWith("redlock");
         List<String> passed = new ArrayList<>();
         for (String param : query.split("&")) {
@@ -99,22 +126,33 @@ final class RedisUris {
             String name = eq < 0 ? param : param.substring(0, eq);
             String value = eq < 0 ? "" : param.substring(eq + 1);
             switch (name) {
-                case "waitReplicas" -> replicaAcks = positiveInt(uri, name, value);
+                case "waitReplicas" -> replicaAcks = replicaCount(uri, value);
                 case "waitTimeout" -> replicaAckTimeout = duration(uri, name, value);
                 case "allowEviction" -> allowEviction = bool(uri, name, value);
                 case "minUptime" -> minUptime = redlockOnly(redlock, uri, name, duration(uri, name, value));
                 case "masterTimeout" -> masterTimeout = redlockOnly(redlock, uri, name, duration(uri, name, value));
+                case "maxLease" -> maxLease = duration(uri, name, value);
+                case "unsafeGrantAfterRestart" -> unsafeGrantAfterRestart = bool(uri, name, value);
                 default -> passed.add(param);
             }
         }
-        if ((replicaAcks > 0) != (replicaAckTimeout != null)) {
+        boolean sentinel = scheme.endsWith("-sentinel");
+        if (replicaAcks != null && replicaAcks == 0 && replicaAckTimeout != null) {
+            throw new IllegalArgumentException("Redis URI '" + redact(uri)
+                    + "': waitTimeout has no effect with waitReplicas=0 (replica acknowledgements off)");
+        }
+        if (sentinel) {
+            // Told first across a failover needs acknowledgements: on unless waitReplicas=0 (docs/safety.md).
+            replicaAcks = replicaAcks == null ? DEFAULT_SENTINEL_REPLICA_ACKS : replicaAcks;
+        } else if ((replicaAcks != null && replicaAcks > 0) != (replicaAckTimeout != null)) {
             throw new IllegalArgumentException(
                     "Redis URI '" + redact(uri) + "': waitReplicas and waitTimeout must be given together");
         }
+        int acks = replicaAcks == null ? 0 : replicaAcks;
         String lettuceQuery = passed.isEmpty() ? "" : "?" + String.join("&", passed);
         boolean tls = scheme.startsWith("rediss") || scheme.equals("redlocks");
         if (redlock) {
-            if (replicaAcks > 0) {
+            if (acks > 0) {
                 throw new IllegalArgumentException("Redlock URI '" + redact(uri)
                         + "': waitReplicas does not apply to Redlock, whose masters are independent servers");
             }
@@ -122,10 +160,19 @@ final class RedisUris {
                 throw new IllegalArgumentException("Redlock URI '" + redact(uri) + "' must not have a #fragment");
             }
             List<RedisURI> masters = redlockMasters(uri, rest, tls, lettuceQuery);
-            return new Parsed(Topology.REDLOCK, masters, 0, null, allowEviction, minUptime, masterTimeout);
+            return new Parsed(
+                    Topology.REDLOCK,
+                    masters,
+                    0,
+                    null,
+                    allowEviction,
+                    minUptime,
+                    masterTimeout,
+                    maxLease,
+                    unsafeGrantAfterRestart);
         }
         if (scheme.endsWith("-cluster")) {
-            if (replicaAcks > 0) {
+            if (acks > 0) {
                 throw new IllegalArgumentException("Redis URI '" + redact(uri)
                         + "': waitReplicas is supported for standalone and Sentinel servers, not for Cluster");
             }
@@ -133,9 +180,17 @@ final class RedisUris {
                 throw new IllegalArgumentException("Redis Cluster URI '" + redact(uri) + "' must not have a #fragment");
             }
             return new Parsed(
-                    Topology.CLUSTER, clusterSeeds(uri, rest, tls, lettuceQuery), 0, null, allowEviction, null, null);
+                    Topology.CLUSTER,
+                    clusterSeeds(uri, rest, tls, lettuceQuery),
+                    0,
+                    null,
+                    allowEviction,
+                    null,
+                    null,
+                    maxLease,
+                    unsafeGrantAfterRestart);
         }
-        if (scheme.endsWith("-sentinel") && fragment.length() <= 1) {
+        if (sentinel && fragment.length() <= 1) {
             throw new IllegalArgumentException("Redis Sentinel URI '" + redact(uri)
                     + "' needs the master name as its fragment, e.g. redis-sentinel://host:26379#mymaster");
         }
@@ -147,15 +202,19 @@ final class RedisUris {
             // Lettuce's exception is not chained: its message may quote the URI with the password.
             throw new IllegalArgumentException("invalid Redis URI '" + redact(uri) + "': " + e.getMessage());
         }
-        if (scheme.endsWith("-sentinel")) {
-            return new Parsed(
-                    Topology.SENTINEL, List.of(parsed), replicaAcks, replicaAckTimeout, allowEviction, null, null);
-        }
-        if (parsed.getHost() == null || parsed.getHost().isEmpty()) {
+        if (!sentinel && (parsed.getHost() == null || parsed.getHost().isEmpty())) {
             throw new IllegalArgumentException("Redis URI '" + redact(uri) + "' has no host");
         }
         return new Parsed(
-                Topology.STANDALONE, List.of(parsed), replicaAcks, replicaAckTimeout, allowEviction, null, null);
+                sentinel ? Topology.SENTINEL : Topology.STANDALONE,
+                List.of(parsed),
+                acks,
+                replicaAckTimeout,
+                allowEviction,
+                null,
+                null,
+                maxLease,
+                unsafeGrantAfterRestart);
     }
 
     /** One URI per master: the shared user info, database and query applied to each host. */
@@ -226,17 +285,19 @@ final class RedisUris {
         return seeds;
     }
 
-    private static int positiveInt(String uri, String name, String value) {
+    /** {@code waitReplicas}: 0 (off) or a positive count. */
+    private static int replicaCount(String uri, String value) {
         try {
             int parsed = Integer.parseInt(value);
-            if (parsed > 0) {
+            if (parsed >= 0) {
                 return parsed;
             }
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new IllegalArgumentException(
-                "Redis URI '" + redact(uri) + "': " + name + " must be a positive integer, got '" + value + "'");
+        throw new IllegalArgumentException("Redis URI '" + redact(uri)
+                + "': waitReplicas must be 0 (replica acknowledgements off) or a positive integer, got '" + value
+                + "'");
     }
 
     private static Duration duration(String uri, String name, String value) {

@@ -4,13 +4,13 @@ import dev.dlock.LockBackendException;
 import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.DriftMargin;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +20,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -33,7 +32,7 @@ import java.util.function.Function;
  * granted; then the fencing token, the maximum of the granting masters' tokens, is written back to a
  * majority (see {@code docs/dlock-redlock.md} for why tokens then strictly increase), and the grant is
  * handed out only if time is left: lease minus the time since the first send (taken before sending)
- * minus the engine's drift margin (1% + 2 ms). The engine's local deadline, computed from its own send
+ * minus the engine's {@link DriftMargin}. The engine's local deadline, computed from its own send
  * time, is earlier still, so it stays the one rule. Otherwise the partial grant is given back at once on
  * every master that granted or may have, and the answer is busy with a jittered retry hint; when a
  * majority did not answer, a {@link LockBackendException} lists every master and what it answered.
@@ -44,6 +43,8 @@ import java.util.function.Function;
  *
  * <p>Modes: exclusive and read-write. Fair locks and semaphores are not offered: a fair queue per master
  * is not one queue, and a semaphore counted per master admits more holders than permits.
+ *
+ * <p>Wake-ups: subscribed on a majority, jittered ({@link RedlockWakes}).
  *
  * <p>Order per master: a follow-up (give-back, leave the queue, the engine's release or cancel) reaches a
  * master only after that master answered, or timed out on, the acquire it follows ({@link Round#after}):
@@ -57,7 +58,6 @@ import java.util.function.Function;
  */
 final class RedlockBackend implements LockBackend {
     private static final long MIN_MASTER_TIMEOUT_MILLIS = 10;
-    private static final long WAKE_JITTER_MILLIS = 3;
 
     private final List<RedlockMaster> masters;
     private final List<String> names;
@@ -189,7 +189,7 @@ final class RedlockBackend implements LockBackend {
                         + "), writing back fencing token " + token);
             }
             long leaseNanos = TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
-            long driftNanos = TimeUnit.MILLISECONDS.toNanos(request.leaseMillis() / 100 + 2);
+            long driftNanos = DriftMargin.nanos(request.leaseMillis());
             if (leaseNanos - (System.nanoTime() - start) - driftNanos <= 0) {
                 // Granted, but too late to be of use: nothing of the lease would be left.
                 long hint = jitter(timeout);
@@ -336,59 +336,7 @@ final class RedlockBackend implements LockBackend {
 
     @Override
     public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
-        WakeListener jittered = jittered(listener);
-        List<Subscription> live = new ArrayList<>();
-        AtomicBoolean cancelled = new AtomicBoolean();
-        Subscription all = () -> {
-            List<Subscription> copy;
-            synchronized (live) {
-                cancelled.set(true);
-                copy = new ArrayList<>(live);
-                live.clear();
-            }
-            copy.forEach(Subscription::cancel);
-        };
-        Round<Subscription> round = Round.send(names, quorum, adminTimeoutMillis(), i -> masters.get(i)
-                .call(backend -> backend.subscribe(key, jittered))
-                .thenApply(subscription -> {
-                    // Also for a subscription that completes after its timeout: cancelled with the rest.
-                    boolean keep;
-                    synchronized (live) {
-                        keep = !cancelled.get();
-                        if (keep) {
-                            live.add(subscription);
-                        }
-                    }
-                    if (!keep) {
-                        subscription.cancel();
-                    }
-                    return subscription;
-                }));
-        return round.decided().thenApply(outcome -> {
-            if (outcome != Round.Outcome.QUORUM) {
-                all.cancel();
-                throw round.unreachable("subscribe to '" + key.name() + "'");
-            }
-            return all;
-        });
-    }
-
-    /**
-     * Every master publishes a release it sees; the first wake-up of a burst wakes the engine after a
-     * random delay of a few milliseconds, so that waiting clients do not all retry at the same instant
-     * and split the masters' votes between them.
-     */
-    private static WakeListener jittered(WakeListener listener) {
-        AtomicBoolean pending = new AtomicBoolean();
-        return next -> {
-            if (pending.compareAndSet(false, true)) {
-                long delay = ThreadLocalRandom.current().nextLong(WAKE_JITTER_MILLIS + 1);
-                CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> {
-                    pending.set(false);
-                    listener.wake(next);
-                });
-            }
-        };
+        return RedlockWakes.subscribe(masters, names, quorum, adminTimeoutMillis(), key, listener);
     }
 
     // ---- admin

@@ -22,19 +22,22 @@ final class RedlockBackendFactory implements LockBackendFactory {
     private final boolean allowEviction;
     private final Duration minUptime;
     private final Duration masterTimeout;
+    private final HoldBack holdBack;
 
     RedlockBackendFactory(
             List<String> names,
             List<RedisBackendFactory> masters,
             boolean allowEviction,
             Duration minUptime,
-            Duration masterTimeout) {
+            Duration masterTimeout,
+            HoldBack holdBack) {
         checkMasterCount(masters.size());
         this.names = List.copyOf(names);
         this.masters = List.copyOf(masters);
         this.allowEviction = allowEviction;
         this.minUptime = minUptime;
         this.masterTimeout = masterTimeout;
+        this.holdBack = Objects.requireNonNull(holdBack, "holdBack");
     }
 
     static void checkMasterCount(int count) {
@@ -47,17 +50,28 @@ final class RedlockBackendFactory implements LockBackendFactory {
 
     /** A factory with the delayed-restart rule on; see {@link RedlockBackends.Builder#minUptime}. */
     RedlockBackendFactory withMinUptime(Duration uptime) {
-        return new RedlockBackendFactory(names, masters, allowEviction, positive(uptime, "minUptime"), masterTimeout);
+        return new RedlockBackendFactory(
+                names, masters, allowEviction, positive(uptime, "minUptime"), masterTimeout, holdBack);
     }
 
     /** A factory with a per-master answer timeout; see {@link RedlockBackends.Builder#masterTimeout}. */
     RedlockBackendFactory withMasterTimeout(Duration timeout) {
-        return new RedlockBackendFactory(names, masters, allowEviction, minUptime, positive(timeout, "masterTimeout"));
+        return new RedlockBackendFactory(
+                names, masters, allowEviction, minUptime, positive(timeout, "masterTimeout"), holdBack);
     }
 
     /** A factory whose backends accept (true) or refuse (false) evicting masters. */
     RedlockBackendFactory withAllowEviction(boolean allow) {
-        return new RedlockBackendFactory(names, masters, allow, minUptime, masterTimeout);
+        return new RedlockBackendFactory(names, masters, allow, minUptime, masterTimeout, holdBack);
+    }
+
+    /** A factory whose masters hold grants back after a lost state, or not; see the builder. */
+    RedlockBackendFactory withHoldBack(HoldBack settings) {
+        return new RedlockBackendFactory(names, masters, allowEviction, minUptime, masterTimeout, settings);
+    }
+
+    HoldBack holdBack() {
+        return holdBack;
     }
 
     private static Duration positive(Duration value, String name) {
@@ -81,7 +95,8 @@ final class RedlockBackendFactory implements LockBackendFactory {
     public LockBackend open(BackendContext context) {
         List<RedlockMaster> opened = new ArrayList<>();
         for (int i = 0; i < masters.size(); i++) {
-            RedisBackendFactory factory = allowEviction ? masters.get(i).withAllowEviction(true) : masters.get(i);
+            RedisBackendFactory factory =
+                    masters.get(i).withAllowEviction(allowEviction).withHoldBack(holdBack);
             opened.add(new RedlockMaster(names.get(i), factory, context));
         }
         RuntimeException[] failures = new RuntimeException[opened.size()];
@@ -131,6 +146,6 @@ final class RedlockBackendFactory implements LockBackendFactory {
     public String toString() {
         return "RedlockBackendFactory" + names + (minUptime != null ? ", minUptime=" + minUptime : "")
                 + (masterTimeout != null ? ", masterTimeout=" + masterTimeout : "")
-                + (allowEviction ? ", allowEviction" : "");
+                + (allowEviction ? ", allowEviction" : "") + ", " + holdBack;
     }
 }

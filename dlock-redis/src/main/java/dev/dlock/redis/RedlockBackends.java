@@ -30,7 +30,8 @@ import java.util.Objects;
  *
  * <p>What Redlock guarantees and what not is in {@code docs/dlock-redlock.md}; in short: exclusion while
  * at most a minority of masters misbehaves and no master loses its data in a restart without staying out
- * for one maximum lease time ({@link Builder#minUptime} enforces that), fencing tokens that strictly
+ * for one maximum lease time (by default each master holds its grants back that long after losing its
+ * state, see {@link Builder#maxLease}), fencing tokens that strictly
  * increase while at most a minority loses state, and no fair locks or semaphores ({@code fairLock()} and
  * {@code semaphore()} throw {@link UnsupportedOperationException}). URI syntax: see {@link
  * RedisBackendProvider}.
@@ -93,10 +94,12 @@ public final class RedlockBackends {
                     false,
                     0,
                     null,
-                    false));
+                    false,
+                    HoldBack.DEFAULT));
         }
-        Builder builder = new Builder(new RedlockBackendFactory(names, masters, false, null, null));
+        Builder builder = new Builder(new RedlockBackendFactory(names, masters, false, null, null, HoldBack.DEFAULT));
         builder.allowEviction(parsed.allowEviction());
+        builder.factory = builder.factory.withHoldBack(RedisBackends.hold(parsed));
         if (parsed.minUptime() != null) {
             builder.minUptime(parsed.minUptime());
         }
@@ -123,7 +126,7 @@ public final class RedlockBackends {
             RedisClient master = Objects.requireNonNull(masters[i], "master " + (i + 1) + " must not be null");
             factories.add(RedisBackends.fromClient(master));
         }
-        return new Builder(new RedlockBackendFactory(names, factories, false, null, null));
+        return new Builder(new RedlockBackendFactory(names, factories, false, null, null, HoldBack.DEFAULT));
     }
 
     /** Settings of a Redlock backend. Every setter validates at once. */
@@ -140,7 +143,8 @@ public final class RedlockBackends {
          * again at once, a second client can gather a majority while the first still holds. Set {@code
          * uptime} to the longest lease any client uses (renewed leases included: the lease time, not the
          * hold time). Costs one {@code INFO server} per master and acquisition, pipelined with it. Off by
-         * default; the URI option is {@code minUptime=30s}.
+         * default, where the hold-back ({@link #maxLease}) keeps a restarted master out already; the URI
+         * option is {@code minUptime=30s}.
          *
          * @param uptime positive
          * @return this builder
@@ -176,6 +180,37 @@ public final class RedlockBackends {
          */
         public Builder allowEviction(boolean allow) {
             factory = factory.withAllowEviction(allow);
+            return this;
+        }
+
+        /**
+         * Declares the longest lease this client asks for, on every master; see {@link
+         * RedisBackends.Builder#maxLease}. Default 30 seconds; the URI option is {@code maxLease=30s}. This
+         * is the delayed-restart rule, on by default: a master that lost its state (restarted without
+         * persistence, or from a file that misses the last writes) refuses to grant (answers busy) until
+         * every lease it may have granted before has run out, so a master restarted within a lease time
+         * does not vote for a second holder.
+         *
+         * @param maxLease positive
+         * @return this builder
+         * @throws IllegalArgumentException if not positive
+         */
+        public Builder maxLease(Duration maxLease) {
+            factory = factory.withHoldBack(factory.holdBack().withMaxLease(maxLease));
+            return this;
+        }
+
+        /**
+         * Opts out of the delayed-restart rule ({@link #maxLease}): a restarted master votes again at once,
+         * as before. The cost: a master restarted without persistence within a lease time can vote for a
+         * second holder while the first holder's lease is valid. Default false; the URI option is {@code
+         * unsafeGrantAfterRestart=true}.
+         *
+         * @param unsafe true to let a restarted master vote at once
+         * @return this builder
+         */
+        public Builder unsafeGrantAfterRestart(boolean unsafe) {
+            factory = factory.withHoldBack(factory.holdBack().withUnsafeGrantAfterRestart(unsafe));
             return this;
         }
 

@@ -2,6 +2,7 @@ package dev.dlock.redis;
 
 import dev.dlock.LockKind;
 import dev.dlock.spi.LockKey;
+import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -61,6 +62,20 @@ record ResourceKeys(String prefix) {
         byte[] digest = sha.digest();
         return new ResourceKeys(
                 key.namespace() + ":" + key.kind().tag() + ":{" + HEX.formatHex(digest, 0, DIGEST_BYTES) + "}");
+    }
+
+    /** The namespace's marker of the hold-back after a lost state ({@code epoch.lua}). */
+    static String epoch(String namespace) {
+        return namespace + ":epoch";
+    }
+
+    /**
+     * The Cluster marker of the hold-back after a lost state: one per namespace and hash slot, in this
+     * resource's slot, so that the grant's script can declare it beside the resource's keys.
+     */
+    String clusterEpoch() {
+        String namespace = prefix.substring(0, prefix.indexOf(':'));
+        return epoch(namespace) + ":{" + SlotTags.of(SlotHash.getSlot(prefix)) + "}";
     }
 
     /** The SCAN pattern matching the holders hash of every resource of a namespace. */

@@ -20,13 +20,6 @@ local op = ARGV[1]
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local nowMicros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
--- Tokens stay exact Lua numbers (doubles) below 2^52.
-local EXACT_LIMIT = 4503599627370496
--- Each grant reserves this many tokens: the client may hand its hold to its own waiting threads with
--- the tokens in between (RedisBackend.tokenBlock, same value). Small on purpose: the counter stays
--- behind the server clock in microseconds unless one name is granted more than 1,000,000 / 16 = 62,500
--- times a second, beyond what one server does, so the clock floor still protects a lost counter.
-local TOKEN_BLOCK = 16
 
 local function removeAll(command, key, members)
   for i = 1, #members, 500 do
@@ -75,11 +68,10 @@ local function writerHolds(holders, expiries, except)
   return false
 end
 
--- The next fencing token: above the last one, and at least the server's clock in microseconds, so that
--- tokens keep increasing even where the counter itself was lost (restart without persistence, failover
--- to a replica that missed the last increments), as long as the server clock does not step back.
-local function nextToken(tokens)
-  local token = tonumber(redis.call('GET', tokens) or '0') + TOKEN_BLOCK
+-- The next fencing token by the rule of tokens.lua: above the last one by the block, and at least the
+-- server's clock in microseconds.
+local function nextToken(tokens, block)
+  local token = tonumber(redis.call('GET', tokens) or '0') + block
   if nowMicros > token and nowMicros < EXACT_LIMIT then
     token = nowMicros
   end
@@ -91,15 +83,21 @@ local function wake(channel, payload)
   redis.call('PUBLISH', channel, payload)
 end
 
--- KEYS: holders expiries queue waits tokens
--- ARGV: op owner mode leaseMillis permits queueMillis downgradeFrom('' if none) name
+-- KEYS: holders expiries queue waits tokens [epoch]
+-- ARGV: op owner mode leaseMillis permits queueMillis downgradeFrom('' if none) name tokenBlock [maxLeaseMillis]
+-- The epoch key and max lease are given unless the client opted out of the hold-back (epoch.lua); the
+-- token block always (tokens.lua).
 -- Returns the token (> 0) when granted; when busy -(milliseconds until the first hold or queue entry
--- expires) - 1, or 0 when there is none.
+-- expires) - 1, or 0 when there is none; when held back -(HELD_BACK + milliseconds left) - 1.
 local function acquire()
   local holders, expiries, queue, waits, tokens = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
   local owner, mode = ARGV[2], ARGV[3]
   local lease, permits, queueMillis = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
   local downgradeFrom, name = ARGV[7], ARGV[8]
+  local block, invalid = tokenBlock(ARGV[9])
+  if not block then
+    return redis.error_reply(invalid)
+  end
   dropExpired(expiries, holders, 'HDEL')
   dropExpired(waits, queue, 'ZREM')
   local held = redis.call('ZCARD', expiries)
@@ -117,8 +115,17 @@ local function acquire()
   else
     return redis.error_reply('dlock: unknown mode ' .. mode)
   end
+  local heldBack = 0
+  if grant and KEYS[6] then
+    local problem
+    heldBack, problem = holdBack(KEYS[6], tonumber(ARGV[10]), now)
+    if not heldBack then
+      return redis.error_reply(problem)
+    end
+    grant = heldBack == 0
+  end
   if grant then
-    local token = nextToken(tokens)
+    local token = nextToken(tokens, block)
     redis.call('HSET', holders, owner, mode .. string.format('%.0f', token), '=name', name)
     redis.call('ZADD', expiries, now + lease, owner)
     settle(expiries, holders)
@@ -139,6 +146,9 @@ local function acquire()
     end
     redis.call('ZADD', waits, now + queueMillis, owner)
     settle(waits, queue)
+  end
+  if heldBack > 0 then
+    return -(HELD_BACK + heldBack + 1)
   end
   -- Retry hint: when the first hold or queue entry runs out (a dead fair-queue head included).
   local expiresAt, queued = earliest(expiries), earliest(waits)

@@ -19,13 +19,6 @@ One lock has these keys, all with the same hash tag, so one Cluster slot:
 ]]
 
 local op = ARGV[1]
--- Tokens stay exact Lua numbers (doubles) below 2^52.
-local EXACT_LIMIT = 4503599627370496
--- Each grant reserves this many tokens: the client may hand its hold to its own waiting threads with
--- the tokens in between (RedisBackend.tokenBlock, same value). Small on purpose: the counter stays
--- behind the server clock in microseconds unless one name is granted more than 1,000,000 / 16 = 62,500
--- times a second, beyond what one server does, so the clock floor still protects a lost counter.
-local TOKEN_BLOCK = 16
 
 -- The owner and token of a hold's value, or nil for a missing key or one of another type.
 local function parse(value)
@@ -69,20 +62,36 @@ local function ownHold(hold, owner)
   return nil
 end
 
--- KEYS: hold tokens waiting; ARGV: op owner leaseMillis queueMillis name.
--- Returns the token (> 0) when granted; when busy -(milliseconds the hold has left) - 1, or 0 if unknown.
+-- KEYS: hold tokens waiting [epoch]; ARGV: op owner leaseMillis queueMillis name tokenBlock [maxLeaseMillis].
+-- The epoch key and max lease are given unless the client opted out of the hold-back (epoch.lua); the
+-- token block always (tokens.lua).
+-- Returns the token (> 0) when granted; when busy -(milliseconds the hold has left) - 1, or 0 if unknown;
+-- when held back -(HELD_BACK + milliseconds left) - 1.
 local function acquire()
   local hold, tokens, waiting = KEYS[1], KEYS[2], KEYS[3]
+  local block, invalid = tokenBlock(ARGV[6])
+  if not block then
+    return redis.error_reply(invalid)
+  end
   local left = redis.call('PTTL', hold)
   if left == -2 then
-    -- The fencing rule of dlock.lua: above the last token (by TOKEN_BLOCK), and at least the server clock
+    local clock = redis.call('TIME')
+    local nowMicros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+    if KEYS[4] then
+      local wait, problem = holdBack(KEYS[4], tonumber(ARGV[7]), math.floor(nowMicros / 1000))
+      if not wait then
+        return redis.error_reply(problem)
+      end
+      if wait > 0 then
+        return -(HELD_BACK + wait + 1)
+      end
+    end
+    -- The fencing rule of tokens.lua: above the last token (by the block), and at least the server clock
     -- in microseconds. The clock is normally ahead, so the counter is set to it and the last token read in
     -- one call (SET ... GET, Redis 6.2); when it was not ahead, the counter is put right before anything
     -- else runs (a script is atomic), so it never goes back.
-    local clock = redis.call('TIME')
-    local nowMicros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
     local clockText = string.format('%.0f', nowMicros)
-    local token = tonumber(redis.call('SET', tokens, clockText, 'GET') or '0') + TOKEN_BLOCK
+    local token = tonumber(redis.call('SET', tokens, clockText, 'GET') or '0') + block
     local text = clockText
     if nowMicros > token and nowMicros < EXACT_LIMIT then
       token = nowMicros

@@ -225,7 +225,7 @@ class ExclusiveFastPathTest {
     private static Object generalAcquire(ResourceKeys keys, String owner) {
         List<String> command = new ArrayList<>(List.of("EVAL", LuaScript.DLOCK.body(), "5"));
         command.addAll(List.of(keys.withTokens()));
-        command.addAll(List.of("acquire", owner, "W", "10000", "1", "0", "", "upgrade"));
+        command.addAll(List.of("acquire", owner, "W", "10000", "1", "0", "", "upgrade", "16"));
         return server.call(command.toArray(String[]::new));
     }
 

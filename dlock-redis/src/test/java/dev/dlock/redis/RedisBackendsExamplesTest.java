@@ -38,11 +38,12 @@ class RedisBackendsExamplesTest {
             RedisSentinelServers.await("the replica did not sync", () -> ((String) replica.call("INFO", "replication"))
                     .contains("master_link_status:up"));
             this.replica = replica;
-            String redisUri = master.uri();
+            master.markFresh("dlock");
+            String redisUri = master.plainUri();
             // example: redis-client
             RedisClient redis = RedisClient.create(redisUri);
             LockBackendFactory backend = RedisBackends.builder(redis)
-                    .replicaAcks(1, Duration.ofMillis(50))
+                    .replicaAcks(1, Duration.ofMillis(500))
                     .build();
             try (LockClient locks = LockClient.builder(backend).build()) {
                 try (Lease lease = locks.lock("report").acquire(Duration.ofSeconds(5))) {

@@ -1,32 +1,58 @@
 package dev.dlock.redis;
 
+import dev.dlock.testsupport.TcpProxy;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** One master, one replica and three Sentinels (quorum 2), all on free ports, for failover tests. */
+/**
+ * One master, one replica and three Sentinels (quorum 2), all on free ports, for failover tests. The
+ * replica replicates through a {@link TcpProxy} ({@link #replicationLink()}), so a test can make it miss
+ * writes while everything else goes on; or, from {@link #startReplicatingDirectly()}, from the master's
+ * own port (a Sentinel asked for a failover while the master runs "fixes" a replica that names another
+ * master address than its own, and then finds no replica good to promote).
+ */
 final class RedisSentinelServers implements AutoCloseable {
     static final String MASTER_NAME = "dlockmaster";
 
     private final RedisServer master;
+    private final TcpProxy link;
     private final RedisServer replica;
     private final List<RedisServer> sentinels = new ArrayList<>();
 
-    private RedisSentinelServers(RedisServer master, RedisServer replica) {
+    private RedisSentinelServers(RedisServer master, TcpProxy link, RedisServer replica) {
         this.master = master;
+        this.link = link;
         this.replica = replica;
     }
 
     static RedisSentinelServers start() {
+        return start(true);
+    }
+
+    /** As {@link #start()}, with the replica replicating from the master's port (no replication link). */
+    static RedisSentinelServers startReplicatingDirectly() {
+        return start(false);
+    }
+
+    private static RedisSentinelServers start(boolean proxied) {
         RedisServer master = RedisServer.start();
+        TcpProxy link = null;
         RedisServer replica;
         try {
-            replica = RedisServer.start("--replicaof", "127.0.0.1", Integer.toString(master.port()));
-        } catch (RuntimeException e) {
+            link = proxied ? TcpProxy.start("127.0.0.1", master.port()) : null;
+            int replicationPort = proxied ? link.port() : master.port();
+            replica = RedisServer.start("--replicaof", "127.0.0.1", Integer.toString(replicationPort));
+        } catch (IOException | RuntimeException e) {
+            if (link != null) {
+                link.close();
+            }
             master.close();
-            throw e;
+            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
         }
-        RedisSentinelServers servers = new RedisSentinelServers(master, replica);
+        RedisSentinelServers servers = new RedisSentinelServers(master, link, replica);
         try {
             servers.awaitReplicaInSync();
             for (int i = 0; i < 3; i++) {
@@ -84,15 +110,55 @@ final class RedisSentinelServers implements AutoCloseable {
         return replica;
     }
 
+    /** The replica's replication connection to the master: {@code freeze()} makes it miss writes. */
+    TcpProxy replicationLink() {
+        if (link == null) {
+            throw new IllegalStateException("started with direct replication: no replication link");
+        }
+        return link;
+    }
+
     /** The Sentinel URI in Lettuce's syntax. */
     String uri() {
+        // Without the hold-back: a failover reads as a lost state and would hold grants back for maxLease.
+        return uri("?unsafeGrantAfterRestart=true");
+    }
+
+    /** The Sentinel URI with {@code query} (starting with {@code ?}). */
+    String uri(String query) {
         StringBuilder b = new StringBuilder("redis-sentinel://");
         for (int i = 0; i < sentinels.size(); i++) {
             b.append(i == 0 ? "" : ",")
                     .append("127.0.0.1:")
                     .append(sentinels.get(i).port());
         }
-        return b.append('#').append(MASTER_NAME).toString();
+        return b.append(query).append('#').append(MASTER_NAME).toString();
+    }
+
+    /** Kills the master and the replica (the Sentinels keep running and find no replica to promote). */
+    void killDataNodes() {
+        replica.kill();
+        master.kill();
+    }
+
+    /**
+     * Starts the master and then the replica again on their ports, without their data, and returns once
+     * the replica is in sync (so that grants waiting for its acknowledgement can be made).
+     */
+    void restartDataNodes() {
+        master.restart();
+        replica.restart();
+        awaitReplicaInSync();
+    }
+
+    /** Asks a Sentinel for a failover now ({@code SENTINEL FAILOVER}), with the master still running. */
+    void forceFailover() {
+        sentinels.get(0).call("SENTINEL", "FAILOVER", MASTER_NAME);
+    }
+
+    /** The log of the Sentinel {@link #forceFailover()} asks, for failure messages. */
+    String sentinelLog() {
+        return sentinels.get(0).log();
     }
 
     /** The port of the master the Sentinels currently name. */
@@ -105,6 +171,9 @@ final class RedisSentinelServers implements AutoCloseable {
     public void close() {
         sentinels.forEach(RedisServer::close);
         replica.close();
+        if (link != null) {
+            link.close();
+        }
         master.close();
     }
 }

@@ -70,8 +70,9 @@ class RedlockApiTest {
     @Test
     void clientsOfTheApplicationWorkAndFairLocksAndSemaphoresAreRefusedNamingRedlock() {
         try (RedlockServers servers = new RedlockServers(3)) {
+            servers.all().forEach(server -> server.markFresh("dlock")); // default settings, fresh masters
             RedisClient[] clients = servers.all().stream()
-                    .map(server -> RedisClient.create(server.uri()))
+                    .map(server -> RedisClient.create(server.plainUri()))
                     .toArray(RedisClient[]::new);
             try (LockClient client =
                     LockClient.builder(RedlockBackends.of(clients)).build()) {

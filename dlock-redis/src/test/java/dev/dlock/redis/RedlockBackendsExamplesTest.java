@@ -33,8 +33,9 @@ class RedlockBackendsExamplesTest {
     void clientsOfTheApplicationOnePerMaster() {
         try (RedlockServers servers = new RedlockServers(3)) {
             redlockUri = servers.uri();
+            servers.all().forEach(server -> server.markFresh("dlock"));
             List<String> masterUris =
-                    servers.all().stream().map(RedisServer::uri).toList();
+                    servers.all().stream().map(RedisServer::plainUri).toList();
             // example: redlock-clients
             List<RedisClient> masters =
                     masterUris.stream().map(RedisClient::create).toList();

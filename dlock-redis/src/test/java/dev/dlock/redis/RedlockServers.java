@@ -27,8 +27,16 @@ final class RedlockServers implements AutoCloseable {
         return masters;
     }
 
-    /** {@code redlock://127.0.0.1:p1,127.0.0.1:p2,...} followed by {@code query} (may be empty). */
+    /**
+     * {@code redlock://127.0.0.1:p1,127.0.0.1:p2,...} with the hold-back after a lost state switched off
+     * (fresh masters; see {@link RedisServer#uri()}), followed by {@code query} (empty, or {@code ?...}).
+     */
     String uri(String query) {
+        return plainUri("?unsafeGrantAfterRestart=true" + (query.isEmpty() ? "" : "&" + query.substring(1)));
+    }
+
+    /** {@code redlock://127.0.0.1:p1,127.0.0.1:p2,...} followed by {@code query} (may be empty), as given. */
+    String plainUri(String query) {
         return "redlock://"
                 + masters.stream().map(m -> "127.0.0.1:" + m.port()).collect(Collectors.joining(","))
                 + query;

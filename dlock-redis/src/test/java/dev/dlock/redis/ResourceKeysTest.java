@@ -25,6 +25,19 @@ class ResourceKeysTest {
     }
 
     @Test
+    void theClusterMarkerOfAResourceIsInItsSlotAndSharedBySlot() {
+        for (int slot = 0; slot < SlotHash.SLOT_COUNT; slot++) {
+            assertThat(SlotHash.getSlot(SlotTags.of(slot))).isEqualTo(slot);
+        }
+        for (String name : List.of("a", "b", "{c}", "ünï")) {
+            ResourceKeys keys = ResourceKeys.of(new LockKey("ns", name, Mode.EXCLUSIVE));
+            int slot = SlotHash.getSlot(keys.holders());
+            assertThat(SlotHash.getSlot(keys.clusterEpoch())).as(name).isEqualTo(slot);
+            assertThat(keys.clusterEpoch()).isEqualTo("ns:epoch:{" + SlotTags.of(slot) + "}");
+        }
+    }
+
+    @Test
     void namespaceKindAndNameAllSeparateResources() {
         String a = ResourceKeys.of(new LockKey("ns", "a", Mode.EXCLUSIVE)).prefix();
         assertThat(ResourceKeys.of(new LockKey("ns", "b", Mode.EXCLUSIVE)).prefix())

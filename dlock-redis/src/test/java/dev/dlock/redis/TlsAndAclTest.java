@@ -42,6 +42,7 @@ class TlsAndAclTest {
                 "--tls-key-file", key.toString(),
                 "--tls-ca-cert-file", cert.toString(),
                 "--tls-auth-clients", "no")) {
+            server.markFresh("dlock"); // a fresh server: no hold-back (the default is on in this test)
             // A Lettuce client that trusts exactly this certificate and checks the host name.
             RedisClient redis = RedisClient.create(RedisURI.builder()
                     .withHost("127.0.0.1")
@@ -61,7 +62,8 @@ class TlsAndAclTest {
                 redis.shutdown();
             }
             // From a URI: encrypted; the self-signed certificate is refused unless verification is off.
-            try (LockClient client = LockClient.builder("rediss://127.0.0.1:" + tlsPort + "?verifyPeer=NONE")
+            try (LockClient client = LockClient.builder(
+                            "rediss://127.0.0.1:" + tlsPort + "?verifyPeer=NONE&maxLease=30s")
                     .build()) {
                 exerciseEveryKind(client);
             }
@@ -77,6 +79,7 @@ class TlsAndAclTest {
     @Test
     void anAclUserLimitedToTheNamespaceCanUseEveryKind() throws Exception {
         try (RedisServer server = RedisServer.start()) {
+            server.markFresh("dlock"); // a fresh server: no hold-back (the default is on in this test)
             server.call(
                     "ACL",
                     "SETUSER",

@@ -23,7 +23,8 @@ import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 
 /**
- * Auto-configuration of the {@link LockClient} bean and the {@link WithLock} annotation.
+ * Auto-configuration of the {@link LockClient} bean and the {@link WithLock} and {@link OnLeader}
+ * annotations.
  *
  * <p>The client is built from {@link DlockProperties} and connected to the store chosen by {@code
  * dlock.uri}, a {@link LockBackendFactory} bean, or the application's own store client (see {@link
@@ -90,8 +91,16 @@ public class DlockAutoConfiguration {
                 ObjectProvider<DlockProperties> properties,
                 Environment environment,
                 ListableBeanFactory beanFactory) {
-            int order = environment.getProperty("dlock.aop.order", Integer.class, DlockProperties.Aop.DEFAULT_ORDER);
+            int order = environment.getProperty("dlock.aop.order", Integer.class, DlockAopProperties.DEFAULT_ORDER);
             return new WithLockAdvisor(client, properties, beanFactory, order);
+        }
+
+        /** Outside {@link WithLock} on the same method: a call skipped on a non-leader takes no lock. */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static OnLeaderAdvisor onLeaderAdvisor(ObjectProvider<LockClient> client, Environment environment) {
+            int order = environment.getProperty("dlock.aop.order", Integer.class, DlockAopProperties.DEFAULT_ORDER);
+            return new OnLeaderAdvisor(client, order == Integer.MIN_VALUE ? order : order - 1);
         }
     }
 

@@ -46,11 +46,7 @@ class DlockBackendsConfiguration {
     static class RedisConnectionFactoryStore {
         @Bean
         BackendCandidate dlockRedisCandidate(LettuceConnectionFactory connections, DlockProperties properties) {
-            DlockProperties.Redis redis = properties.getRedis();
-            if (redis.getReplicaAcks() < 0) {
-                throw new IllegalArgumentException(
-                        "dlock.redis.replica-acks must be 0 or more, got " + redis.getReplicaAcks());
-            }
+            DlockRedisProperties redis = properties.getRedis();
             LockBackendFactory factory = context -> {
                 if (!connections.isRunning()) {
                     connections.start();
@@ -70,6 +66,10 @@ class DlockBackendsConfiguration {
                 if (redis.getReplicaAcks() > 0) {
                     backend.replicaAcks(redis.getReplicaAcks(), redis.getReplicaAckTimeout());
                 }
+                if (redis.getMaxLease() != null) {
+                    backend.maxLease(redis.getMaxLease());
+                }
+                backend.unsafeGrantAfterRestart(redis.isUnsafeGrantAfterRestart());
                 return backend.build().open(context);
             };
             return new BackendCandidate("redis", describe(connections), factory);
@@ -97,7 +97,7 @@ class DlockBackendsConfiguration {
     static class DataSourceStore {
         @Bean
         BackendCandidate dlockJdbcCandidate(DataSource dataSource, DlockProperties properties) {
-            DlockProperties.Jdbc jdbc = properties.getJdbc();
+            DlockJdbcProperties jdbc = properties.getJdbc();
             LockBackendFactory factory = JdbcBackends.builder(dataSource)
                     .tablePrefix(jdbc.getTablePrefix())
                     .createTables(jdbc.isCreateTables())

@@ -1,9 +1,10 @@
 package dev.dlock.spring;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
  * The {@code dlock.*} properties. Every option of the {@link dev.dlock.LockClient} builder has one; unset
@@ -19,9 +20,12 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *   metrics:
  *     name-patterns: ["order:*", "invoice:*"]
  * }</pre>
+ *
+ * <p>The values are checked while they are bound: a bad one stops the application's start with Spring
+ * Boot's report naming the property, the value and the rule.
  */
 @ConfigurationProperties("dlock")
-public class DlockProperties {
+public class DlockProperties implements Validator {
     /**
      * The lock store, for example redis://localhost:6379, jdbc:postgresql://db/app or mem: (one JVM
      * only). When unset, the client is built from a LockBackendFactory bean, or from the application's
@@ -66,13 +70,17 @@ public class DlockProperties {
      */
     private boolean startupCheck = true;
 
-    private final Metrics metrics = new Metrics();
+    @NestedConfigurationProperty
+    private final DlockMetricsProperties metrics = new DlockMetricsProperties();
 
-    private final Aop aop = new Aop();
+    @NestedConfigurationProperty
+    private final DlockAopProperties aop = new DlockAopProperties();
 
-    private final Redis redis = new Redis();
+    @NestedConfigurationProperty
+    private final DlockRedisProperties redis = new DlockRedisProperties();
 
-    private final Jdbc jdbc = new Jdbc();
+    @NestedConfigurationProperty
+    private final DlockJdbcProperties jdbc = new DlockJdbcProperties();
 
     /**
      * The store URI.
@@ -241,7 +249,7 @@ public class DlockProperties {
      *
      * @return the settings
      */
-    public Metrics getMetrics() {
+    public DlockMetricsProperties getMetrics() {
         return metrics;
     }
 
@@ -250,7 +258,7 @@ public class DlockProperties {
      *
      * @return the settings
      */
-    public Aop getAop() {
+    public DlockAopProperties getAop() {
         return aop;
     }
 
@@ -259,7 +267,7 @@ public class DlockProperties {
      *
      * @return the settings
      */
-    public Redis getRedis() {
+    public DlockRedisProperties getRedis() {
         return redis;
     }
 
@@ -268,268 +276,29 @@ public class DlockProperties {
      *
      * @return the settings
      */
-    public Jdbc getJdbc() {
+    public DlockJdbcProperties getJdbc() {
         return jdbc;
     }
 
     /**
-     * The {@code dlock.redis.*} properties: used when the store is the application's Lettuce connection
-     * factory. With {@code dlock.uri}, put these in the URI instead.
+     * Whether this validates {@code type}: only {@link DlockProperties}.
+     *
+     * @param type the class Spring Boot binds
+     * @return true for this class
      */
-    public static class Redis {
-        /**
-         * How many replicas must acknowledge every grant and renewal (Redis WAIT) before it counts; 0 for
-         * none. Standalone and Sentinel only.
-         */
-        private int replicaAcks;
-
-        /** How long a grant or renewal waits for the replica acknowledgements. */
-        private Duration replicaAckTimeout = Duration.ofMillis(100);
-
-        /** Creates the defaults. */
-        public Redis() {}
-
-        /**
-         * The replica acknowledgements.
-         *
-         * @return how many replicas must acknowledge, 0 for none
-         */
-        public int getReplicaAcks() {
-            return replicaAcks;
-        }
-
-        /**
-         * Sets the replica acknowledgements.
-         *
-         * @param replicaAcks how many replicas must acknowledge, 0 for none
-         */
-        public void setReplicaAcks(int replicaAcks) {
-            this.replicaAcks = replicaAcks;
-        }
-
-        /**
-         * The acknowledgement timeout.
-         *
-         * @return the timeout
-         */
-        public Duration getReplicaAckTimeout() {
-            return replicaAckTimeout;
-        }
-
-        /**
-         * Sets the acknowledgement timeout.
-         *
-         * @param replicaAckTimeout positive, shorter than the operation timeout
-         */
-        public void setReplicaAckTimeout(Duration replicaAckTimeout) {
-            this.replicaAckTimeout = replicaAckTimeout;
-        }
+    @Override
+    public boolean supports(Class<?> type) {
+        return DlockProperties.class.isAssignableFrom(type);
     }
 
     /**
-     * The {@code dlock.jdbc.*} properties: used when the store is the application's {@code DataSource}.
-     * With {@code dlock.uri}, use the URI parameters ({@code dlock.tablePrefix}, {@code dlock.createTables},
-     * ...) instead.
+     * Checks the bound values; Spring Boot calls this at binding.
+     *
+     * @param target these properties
+     * @param errors where each bad value is reported, with its rule
      */
-    public static class Jdbc {
-        /** The prefix of dlock's two table names (<prefix>locks and <prefix>entries). */
-        private String tablePrefix = "dlock_";
-
-        /**
-         * Whether to create the tables at startup when they are missing. When false, the startup fails if
-         * they do not exist.
-         */
-        private boolean createTables;
-
-        /**
-         * Whether exclusive locks use the database's advisory locks on one dedicated session instead of
-         * lease rows (PostgreSQL, MySQL, MariaDB).
-         */
-        private boolean advisory;
-
-        /** How many threads run the backend's blocking JDBC calls. */
-        private int threads = 4;
-
-        /** Creates the defaults. */
-        public Jdbc() {}
-
-        /**
-         * The table prefix.
-         *
-         * @return the prefix
-         */
-        public String getTablePrefix() {
-            return tablePrefix;
-        }
-
-        /**
-         * Sets the table prefix.
-         *
-         * @param tablePrefix 1 to 40 characters of {@code [a-z0-9_]}, not starting with a digit
-         */
-        public void setTablePrefix(String tablePrefix) {
-            this.tablePrefix = tablePrefix;
-        }
-
-        /**
-         * Whether missing tables are created.
-         *
-         * @return true to create them
-         */
-        public boolean isCreateTables() {
-            return createTables;
-        }
-
-        /**
-         * Sets whether missing tables are created.
-         *
-         * @param createTables true to create them
-         */
-        public void setCreateTables(boolean createTables) {
-            this.createTables = createTables;
-        }
-
-        /**
-         * Whether advisory locks are used.
-         *
-         * @return true for advisory locks
-         */
-        public boolean isAdvisory() {
-            return advisory;
-        }
-
-        /**
-         * Sets whether advisory locks are used.
-         *
-         * @param advisory true for advisory locks
-         */
-        public void setAdvisory(boolean advisory) {
-            this.advisory = advisory;
-        }
-
-        /**
-         * The JDBC thread count.
-         *
-         * @return the count
-         */
-        public int getThreads() {
-            return threads;
-        }
-
-        /**
-         * Sets the JDBC thread count.
-         *
-         * @param threads 1 to 64
-         */
-        public void setThreads(int threads) {
-            this.threads = threads;
-        }
-    }
-
-    /** The {@code dlock.metrics.*} properties. */
-    public static class Metrics {
-        /** Whether lock events are recorded as Micrometer meters when a MeterRegistry bean exists. */
-        private boolean enabled = true;
-
-        /**
-         * Lock name patterns used as the 'name' tag, where '*' matches any characters, for example
-         * 'order:*'. The first match wins; names matching none are tagged 'other', so the number of
-         * meters stays bounded however many lock names there are.
-         */
-        private List<String> namePatterns = new ArrayList<>();
-
-        /** Creates the defaults. */
-        public Metrics() {}
-
-        /**
-         * Whether metrics are recorded.
-         *
-         * @return true to record
-         */
-        public boolean isEnabled() {
-            return enabled;
-        }
-
-        /**
-         * Sets whether metrics are recorded.
-         *
-         * @param enabled true to record
-         */
-        public void setEnabled(boolean enabled) {
-            this.enabled = enabled;
-        }
-
-        /**
-         * The name patterns.
-         *
-         * @return the patterns, in matching order
-         */
-        public List<String> getNamePatterns() {
-            return namePatterns;
-        }
-
-        /**
-         * Sets the name patterns.
-         *
-         * @param namePatterns the patterns, in matching order
-         */
-        public void setNamePatterns(List<String> namePatterns) {
-            this.namePatterns = namePatterns;
-        }
-    }
-
-    /** The {@code dlock.aop.*} properties. */
-    public static class Aop {
-        /** Whether methods annotated with @WithLock are advised. */
-        private boolean enabled = true;
-
-        /**
-         * The order of the @WithLock advice among other advice on the same method. The default
-         * runs it outside @Transactional and @Cacheable (whose order is the lowest precedence), so that a
-         * transaction commits before the lock is released.
-         */
-        private int order = DEFAULT_ORDER;
-
-        /** The default {@link #getOrder() order}: {@code Ordered.LOWEST_PRECEDENCE - 1000}. */
-        public static final int DEFAULT_ORDER = Integer.MAX_VALUE - 1000;
-
-        /** Creates the defaults. */
-        public Aop() {}
-
-        /**
-         * Whether the annotation is active.
-         *
-         * @return true when active
-         */
-        public boolean isEnabled() {
-            return enabled;
-        }
-
-        /**
-         * Sets whether the annotation is active.
-         *
-         * @param enabled true to activate
-         */
-        public void setEnabled(boolean enabled) {
-            this.enabled = enabled;
-        }
-
-        /**
-         * The advice order.
-         *
-         * @return the order
-         */
-        public int getOrder() {
-            return order;
-        }
-
-        /**
-         * Sets the advice order.
-         *
-         * @param order the order, lower runs further outside
-         */
-        public void setOrder(int order) {
-            this.order = order;
-        }
+    @Override
+    public void validate(Object target, Errors errors) {
+        PropertyChecks.check((DlockProperties) target, errors);
     }
 }

@@ -10,35 +10,21 @@ import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
-import org.springframework.context.expression.BeanFactoryResolver;
-import org.springframework.context.expression.MethodBasedEvaluationContext;
-import org.springframework.core.DefaultParameterNameDiscoverer;
-import org.springframework.core.ParameterNameDiscoverer;
-import org.springframework.expression.Expression;
-import org.springframework.expression.ExpressionParser;
-import org.springframework.expression.ParseException;
-import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.spel.ast.VariableReference;
-import org.springframework.expression.spel.standard.SpelExpression;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Everything about one {@link WithLock} method that does not change between calls: parsed key
- * expressions, durations, mode, policy, fallback, return kind and where the {@link Lease} goes. Built and
+ * Everything about one {@link WithLock} method that does not change between calls: its keys
+ * ({@link LockKeys}), durations, mode, policy, fallback, return kind and where the {@link Lease} goes. Built and
  * checked once, when the bean is proxied, so that a mistake fails the application's start.
  *
  * <p>Concurrency: immutable after construction; {@link #names} builds a fresh evaluation context per call.
@@ -56,14 +42,10 @@ final class LockPlan {
         FLUX
     }
 
-    private static final ExpressionParser PARSER = new SpelExpressionParser();
-    private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
-    private static final Pattern POSITIONAL = Pattern.compile("[pa](\\d{1,4})");
-
     private final Method method;
     private final Class<?> targetClass;
     private final String label;
-    private final List<Expression> keys;
+    private final LockKeys keys;
     private final LockMode mode;
     private final Duration waitTime;
     private final Duration leaseTime;
@@ -72,7 +54,6 @@ final class LockPlan {
     private final boolean fallbackTakesCause;
     private final Kind kind;
     private final int[] leaseParameters;
-    private final BeanFactoryResolver beans;
 
     private LockPlan(WithLock annotation, Method method, Class<?> targetClass, BeanFactory beanFactory) {
         this.method = method;
@@ -82,10 +63,9 @@ final class LockPlan {
                         .map(Class::getSimpleName)
                         .collect(Collectors.joining(", "))
                 + ")";
-        this.beans = beanFactory != null ? new BeanFactoryResolver(beanFactory) : null;
-        this.keys = parseKeys(annotation.key());
+        this.keys = new LockKeys(label, annotation.key(), method, targetClass, beanFactory);
         this.mode = annotation.mode();
-        if (keys.size() > 1 && mode != LockMode.EXCLUSIVE) {
+        if (keys.count() > 1 && mode != LockMode.EXCLUSIVE) {
             throw invalid("several keys make a multi-lock, which is EXCLUSIVE only, but mode is " + mode);
         }
         this.waitTime = duration("waitTime", annotation.waitTime(), beanFactory);
@@ -135,59 +115,6 @@ final class LockPlan {
 
     private IllegalStateException invalid(String problem) {
         return new IllegalStateException(label + ": " + problem);
-    }
-
-    private List<Expression> parseKeys(String[] sources) {
-        if (sources.length == 0) {
-            throw invalid("no key: give at least one SpEL expression, e.g. key = \"'order:' + #orderId\"");
-        }
-        List<Expression> parsed = new ArrayList<>();
-        for (String source : sources) {
-            if (source == null || source.isBlank()) {
-                throw invalid("a key expression is empty");
-            }
-            Expression expression;
-            try {
-                expression = PARSER.parseExpression(source);
-            } catch (ParseException e) {
-                throw new IllegalStateException(
-                        label + ": key \"" + source + "\" is not a valid SpEL expression: " + e.getMessage(), e);
-            }
-            if (expression instanceof SpelExpression spel) {
-                checkVariables(spel.getAST(), source);
-            }
-            parsed.add(expression);
-        }
-        return List.copyOf(parsed);
-    }
-
-    /**
-     * Fails for a variable that is not a parameter: a typo, or names missing from the bytecode, would
-     * otherwise make the key say {@code null} and serialise unrelated calls.
-     */
-    private void checkVariables(SpelNode node, String source) {
-        if (node instanceof VariableReference) {
-            String variable = node.toStringAST().substring(1);
-            Matcher positional = POSITIONAL.matcher(variable);
-            boolean known = variable.equals("root")
-                    || variable.equals("this")
-                    || (positional.matches() && Integer.parseInt(positional.group(1)) < method.getParameterCount());
-            if (!known) {
-                String[] names = PARAMETER_NAMES.getParameterNames(method);
-                if (names == null) {
-                    throw invalid("key \"" + source + "\" refers to #" + variable + ", but the parameter names of the"
-                            + " method are not in its bytecode: compile with -parameters (Spring Boot's build"
-                            + " plugins do) or use #p0, #p1, ...");
-                }
-                if (!Arrays.asList(names).contains(variable)) {
-                    throw invalid("key \"" + source + "\" refers to #" + variable + ", which is not a parameter of"
-                            + " the method (parameters: " + String.join(", ", names) + ")");
-                }
-            }
-        }
-        for (int i = 0; i < node.getChildCount(); i++) {
-            checkVariables(node.getChild(i), source);
-        }
     }
 
     private Duration duration(String attribute, String text, BeanFactory beanFactory) {
@@ -292,75 +219,23 @@ final class LockPlan {
         return waitTime != null ? waitTime : defaultWait;
     }
 
-    /** The lock names of one call, and whether they make a multi-lock. */
-    record Names(List<String> names, boolean multi) {}
-
     /**
      * Evaluates the keys for one call.
      *
-     * @throws IllegalArgumentException when a key evaluates to null, an empty string or an empty collection
+     * @throws IllegalArgumentException when a key evaluates to nothing, or to several names (a
+     *     multi-lock) under a mode other than EXCLUSIVE
      */
-    Names names(Object target, Object[] args) {
-        MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
-                new KeyRoot(method, args, target, targetClass), method, args, PARAMETER_NAMES);
-        if (beans != null) {
-            context.setBeanResolver(beans);
+    LockKeys.Names names(Object target, Object[] args) {
+        LockKeys.Names names = keys.names(target, args);
+        if (names.multi() && mode != LockMode.EXCLUSIVE) {
+            throw new IllegalArgumentException(label + ": key \"" + keys.first() + "\" gave several names "
+                    + names.names() + ", which make a multi-lock, but mode is " + mode);
         }
-        List<String> names = new ArrayList<>();
-        boolean multi = keys.size() > 1;
-        for (Expression key : keys) {
-            Object value = key.getValue(context);
-            if (value instanceof Collection<?>
-                    || (value != null && value.getClass().isArray())) {
-                multi = true;
-                Collection<?> items = value instanceof Collection<?> c ? c : Arrays.asList(toObjects(value));
-                if (items.isEmpty()) {
-                    throw emptyKey(key, "an empty collection");
-                }
-                for (Object item : items) {
-                    names.add(nameOf(key, item));
-                }
-            } else {
-                names.add(nameOf(key, value));
-            }
-        }
-        if (multi && mode != LockMode.EXCLUSIVE) {
-            throw new IllegalArgumentException(label + ": key \"" + keys.get(0).getExpressionString()
-                    + "\" gave several names " + names + ", which make a multi-lock, but mode is " + mode);
-        }
-        return new Names(names, multi);
-    }
-
-    private static Object[] toObjects(Object array) {
-        if (array instanceof Object[] objects) {
-            return objects;
-        }
-        int length = java.lang.reflect.Array.getLength(array);
-        Object[] boxed = new Object[length];
-        for (int i = 0; i < length; i++) {
-            boxed[i] = java.lang.reflect.Array.get(array, i);
-        }
-        return boxed;
-    }
-
-    private String nameOf(Expression key, Object value) {
-        if (value == null) {
-            throw emptyKey(key, "null (is an argument it uses null?)");
-        }
-        String name = value.toString();
-        if (name.isEmpty()) {
-            throw emptyKey(key, "an empty string");
-        }
-        return name;
-    }
-
-    private IllegalArgumentException emptyKey(Expression key, String what) {
-        return new IllegalArgumentException(label + ": key \"" + key.getExpressionString() + "\" evaluated to " + what
-                + "; the method was not called");
+        return names;
     }
 
     /** The lock to take for one call's names. */
-    DistributedLock lock(LockClient client, Names names) {
+    DistributedLock lock(LockClient client, LockKeys.Names names) {
         DistributedLock lock;
         if (names.multi()) {
             lock = client.multiLock(names.names());
@@ -406,26 +281,6 @@ final class LockPlan {
             return fallback.invoke(Modifier.isStatic(fallback.getModifiers()) ? null : target, fallbackArgs);
         } catch (InvocationTargetException e) {
             throw e.getCause();
-        }
-    }
-
-    /**
-     * The root object of key expressions: {@code #root.method}, {@code #root.args}, {@code #root.target},
-     * {@code #root.targetClass}.
-     *
-     * @param method the method
-     * @param args the call's arguments
-     * @param target the bean
-     * @param targetClass the bean's class
-     */
-    record KeyRoot(Method method, Object[] args, Object target, Class<?> targetClass) {
-        /**
-         * The method name.
-         *
-         * @return the name
-         */
-        public String methodName() {
-            return method.getName();
         }
     }
 }

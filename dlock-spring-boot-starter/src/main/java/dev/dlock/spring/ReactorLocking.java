@@ -6,16 +6,17 @@ import dev.dlock.LeaseLostException;
 import dev.dlock.LockException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
+import org.springframework.aop.ProxyMethodInvocation;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
  * The Reactor side of {@link WithLockInterceptor}: a {@code Mono} or {@code Flux} method is
  * subscribed only once the lock is held, and the lease is released when it completes, fails or is
- * cancelled. Nothing happens until the returned publisher is subscribed, and each subscription takes the
- * lock anew. Loaded only when reactor-core is on the class path.
+ * cancelled. Nothing happens until the returned publisher is subscribed, and each subscription (a retry,
+ * a repeat) takes the lock anew and runs the rest of the advice chain and the method on its own copy of the
+ * invocation ({@link WithLockInterceptor#proceedOnce}). Loaded only when reactor-core is on the class path.
  *
  * <p>Concurrency: the acquisition is non-blocking ({@code acquireAsync}); the method's publisher is
  * subscribed on the thread that completed the acquisition; leases are closed on the interceptor's release
@@ -35,7 +36,7 @@ final class ReactorLocking {
             LockPlan plan,
             DistributedLock lock,
             Duration wait,
-            MethodInvocation invocation) {
+            ProxyMethodInvocation invocation) {
         return acquire(interceptor, plan, lock, wait).flatMap(attempt -> {
             if (attempt.lease() == null) {
                 return Mono.from(notAcquired(plan, invocation, attempt.notAcquired()));
@@ -54,7 +55,7 @@ final class ReactorLocking {
             LockPlan plan,
             DistributedLock lock,
             Duration wait,
-            MethodInvocation invocation) {
+            ProxyMethodInvocation invocation) {
         return acquire(interceptor, plan, lock, wait).flatMapMany(attempt -> {
             if (attempt.lease() == null) {
                 return Flux.from(notAcquired(plan, invocation, attempt.notAcquired()));
@@ -99,11 +100,15 @@ final class ReactorLocking {
         });
     }
 
+    /** A publisher of the method's kind that fails with {@code e} when subscribed. */
+    static Publisher<Object> failed(LockPlan.Kind kind, RuntimeException e) {
+        return kind == LockPlan.Kind.FLUX ? Flux.error(e) : Mono.error(e);
+    }
+
     @SuppressWarnings("unchecked")
-    private static Publisher<Object> body(LockPlan plan, MethodInvocation invocation, Lease lease) {
+    private static Publisher<Object> body(LockPlan plan, ProxyMethodInvocation invocation, Lease lease) {
         try {
-            plan.injectLease(invocation.getArguments(), lease);
-            Publisher<Object> publisher = (Publisher<Object>) invocation.proceed();
+            Publisher<Object> publisher = (Publisher<Object>) WithLockInterceptor.proceedOnce(invocation, plan, lease);
             return publisher != null ? publisher : Mono.empty();
         } catch (Throwable t) {
             return Mono.error(t);
@@ -111,7 +116,7 @@ final class ReactorLocking {
     }
 
     @SuppressWarnings("unchecked")
-    private static Publisher<Object> notAcquired(LockPlan plan, MethodInvocation invocation, LockException cause) {
+    private static Publisher<Object> notAcquired(LockPlan plan, ProxyMethodInvocation invocation, LockException cause) {
         return switch (plan.ifNotAcquired()) {
             case THROW -> Mono.error(cause);
             case SKIP -> Mono.empty();

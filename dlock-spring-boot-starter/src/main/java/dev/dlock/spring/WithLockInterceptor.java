@@ -24,6 +24,8 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.aop.interceptor.ExposeInvocationInterceptor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ObjectProvider;
 
@@ -33,8 +35,9 @@ import org.springframework.beans.factory.ObjectProvider;
  * <p>Synchronous methods take the thread-owned {@link java.util.concurrent.locks.Lock} view ({@code
  * tryLock} with the wait time, {@code unlock} in {@code finally}), which makes nested calls on one thread
  * reentrant. {@code CompletableFuture}/{@code CompletionStage} methods acquire with {@code acquireAsync},
- * call the method on the thread that completed the acquisition, and release when the returned stage
- * completes; Reactor methods do the same through {@link ReactorLocking}.
+ * call the rest of the advice chain and the method on the thread that completed the acquisition, and release
+ * when the returned stage completes; Reactor methods do the same through {@link ReactorLocking}. A key that
+ * fails to evaluate fails the returned future or publisher of an asynchronous method rather than the call.
  *
  * <p>Concurrency: stateless per call. Leases of asynchronous methods are closed on a small pool of daemon
  * threads ({@code dlock-release-N}) because closing waits for the store's answer, and the thread that
@@ -84,15 +87,58 @@ final class WithLockInterceptor implements MethodInterceptor {
         if (plan == null) {
             return invocation.proceed();
         }
-        LockPlan.Names names = plan.names(target, invocation.getArguments());
-        DistributedLock lock = plan.lock(client.getObject(), names);
-        Duration wait = plan.waitTime(defaultWait());
+        if (plan.kind() == LockPlan.Kind.SYNC) {
+            return callHolding(plan, lockOf(plan, target, invocation), plan.waitTime(defaultWait()), invocation);
+        }
+        // An asynchronous method reports every failure through what it returns, a bad key included.
+        DistributedLock lock;
+        Duration wait;
+        ProxyMethodInvocation calls;
+        try {
+            lock = lockOf(plan, target, invocation);
+            wait = plan.waitTime(defaultWait());
+            calls = proxied(invocation, plan);
+        } catch (RuntimeException e) {
+            return plan.kind() == LockPlan.Kind.FUTURE
+                    ? CompletableFuture.failedFuture(e)
+                    : ReactorLocking.failed(plan.kind(), e);
+        }
         return switch (plan.kind()) {
-            case SYNC -> callHolding(plan, lock, wait, invocation);
-            case FUTURE -> callAsync(plan, lock, wait, invocation);
-            case MONO -> ReactorLocking.mono(this, plan, lock, wait, invocation);
-            case FLUX -> ReactorLocking.flux(this, plan, lock, wait, invocation);
+            case MONO -> ReactorLocking.mono(this, plan, lock, wait, calls);
+            case FLUX -> ReactorLocking.flux(this, plan, lock, wait, calls);
+            default -> callAsync(plan, lock, wait, calls);
         };
+    }
+
+    private DistributedLock lockOf(LockPlan plan, Object target, MethodInvocation invocation) {
+        return plan.lock(client.getObject(), plan.names(target, invocation.getArguments()));
+    }
+
+    private static ProxyMethodInvocation proxied(MethodInvocation invocation, LockPlan plan) {
+        if (invocation instanceof ProxyMethodInvocation proxied) {
+            return proxied;
+        }
+        throw new IllegalStateException(plan.label() + ": an asynchronous @WithLock method must be called through a"
+                + " Spring AOP proxy, got a " + invocation.getClass().getName());
+    }
+
+    /**
+     * Runs the rest of the advice chain and the method once, on the calling thread, whichever thread that is.
+     *
+     * <p>Each run proceeds on its own copy of the invocation, so a {@code Mono} subscribed again (a retry)
+     * passes every later advice again; a used invocation would go straight to the method. The copy is
+     * exposed through {@link ExposeInvocationInterceptor} while it proceeds, as AspectJ advice further down
+     * the chain looks it up there, and this thread may not be the one the proxy was called on.
+     *
+     * @param invocation the invocation this interceptor received, not proceeded
+     * @param plan the method's plan
+     * @param lease the lease, handed to a {@link Lease} parameter
+     * @return what the method returned
+     */
+    static Object proceedOnce(ProxyMethodInvocation invocation, LockPlan plan, Lease lease) throws Throwable {
+        MethodInvocation copy = invocation.invocableClone();
+        plan.injectLease(copy.getArguments(), lease);
+        return ExposeInvocationInterceptor.INSTANCE.invoke(copy);
     }
 
     private Duration defaultWait() {
@@ -160,7 +206,7 @@ final class WithLockInterceptor implements MethodInterceptor {
 
     // ---- CompletableFuture and CompletionStage methods
 
-    private Object callAsync(LockPlan plan, DistributedLock lock, Duration wait, MethodInvocation invocation) {
+    private Object callAsync(LockPlan plan, DistributedLock lock, Duration wait, ProxyMethodInvocation invocation) {
         CompletableFuture<Object> result = new CompletableFuture<>();
         CompletableFuture<Lease> acquisition;
         try {
@@ -187,11 +233,11 @@ final class WithLockInterceptor implements MethodInterceptor {
         return result;
     }
 
-    private void runAsync(LockPlan plan, MethodInvocation invocation, Lease lease, CompletableFuture<Object> result) {
+    private void runAsync(
+            LockPlan plan, ProxyMethodInvocation invocation, Lease lease, CompletableFuture<Object> result) {
         CompletionStage<?> stage;
         try {
-            plan.injectLease(invocation.getArguments(), lease);
-            stage = (CompletionStage<?>) invocation.proceed();
+            stage = (CompletionStage<?>) proceedOnce(invocation, plan, lease);
         } catch (Throwable failure) {
             release(lease, plan).whenComplete((lost, ignored) -> result.completeExceptionally(with(failure, lost)));
             return;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
-import dev.dlock.tck.RedisProcess;
+import dev.dlock.testsupport.RedisProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -108,8 +108,11 @@ class DocsExampleTest {
 
     @Test
     void theDocumentedExampleWorks() throws Exception {
-        try (RedisProcess redis = RedisProcess.start(null)) {
-            String uri = "redis://127.0.0.1:" + redis.port();
+        try (RedisProcess redis = RedisProcess.start()) {
+            // A fresh server cannot be told from one that lost its state, so with the default settings it
+            // holds each namespace's first grant back for 30 s; the example is not about restarts (the
+            // hold-back is tested in RedisStarterTest and dlock-redis), so its URI opts out.
+            String uri = "redis://127.0.0.1:" + redis.port() + "?unsafeGrantAfterRestart=true";
             Map<String, Object> applicationYml = Map.of(
                     "dlock.uri", uri,
                     "dlock.namespace", "shop",

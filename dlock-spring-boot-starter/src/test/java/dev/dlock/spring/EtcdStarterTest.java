@@ -1,7 +1,7 @@
 package dev.dlock.spring;
 
-import dev.dlock.tck.EtcdServers;
-import java.net.ServerSocket;
+import dev.dlock.testsupport.EtcdServers;
+import dev.dlock.testsupport.FreePorts;
 import java.util.Map;
 
 /**
@@ -15,9 +15,7 @@ class EtcdStarterTest extends StarterContractTest {
     @Override
     void startStore() throws Exception {
         etcd = EtcdServers.single();
-        try (ServerSocket s = new ServerSocket(0)) {
-            downPort = s.getLocalPort();
-        }
+        downPort = FreePorts.next();
     }
 
     @Override

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
-import dev.dlock.tck.RedisProcess;
+import dev.dlock.testsupport.FreePorts;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -31,7 +31,7 @@ class JdbcStarterTest extends StarterContractTest {
 
     @Override
     void startStore() throws Exception {
-        downPort = RedisProcess.freePort();
+        downPort = FreePorts.next();
         try (Connection c = DriverManager.getConnection(URL, "postgres", "")) {
             assertThat(c.isValid(5))
                     .as("PostgreSQL at " + URL + " (scripts/test.sh starts it)")

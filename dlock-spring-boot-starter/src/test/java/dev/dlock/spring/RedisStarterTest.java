@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
-import dev.dlock.tck.RedisProcess;
+import dev.dlock.testsupport.FreePorts;
+import dev.dlock.testsupport.RedisProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -23,8 +24,8 @@ class RedisStarterTest extends StarterContractTest {
 
     @Override
     void startStore() throws Exception {
-        redis = RedisProcess.start(null);
-        downPort = RedisProcess.freePort();
+        redis = RedisProcess.start();
+        downPort = FreePorts.next();
     }
 
     @Override
@@ -36,12 +37,20 @@ class RedisStarterTest extends StarterContractTest {
 
     @Override
     Map<String, Object> storeProperties() {
-        return Map.of("spring.data.redis.host", "127.0.0.1", "spring.data.redis.port", redis.port());
+        // A fresh server cannot be told from one restarted without persistence: the contract here is not
+        // about restarts, so these applications opt out of the hold-back (tested on its own below).
+        return Map.of(
+                "spring.data.redis.host",
+                "127.0.0.1",
+                "spring.data.redis.port",
+                redis.port(),
+                "dlock.redis.unsafe-grant-after-restart",
+                true);
     }
 
     @Override
     String peerUri() {
-        return "redis://127.0.0.1:" + redis.port();
+        return "redis://127.0.0.1:" + redis.port() + "?unsafeGrantAfterRestart=true"; // a fresh server, as above
     }
 
     @Override
@@ -63,10 +72,9 @@ class RedisStarterTest extends StarterContractTest {
     void theStoreIsTheApplicationsConnectionFactoryOrTheUri() throws Exception {
         assertThat(app().getBean(DlockStore.class).description())
                 .isEqualTo("redis://127.0.0.1:" + redis.port() + "/0 (the application's LettuceConnectionFactory)");
-        try (ConfigurableApplicationContext byUri = start(
-                WebApplicationType.NONE,
-                Map.of("dlock.uri", "redis://127.0.0.1:" + redis.port(), "dlock.namespace", "by-uri"))) {
-            assertThat(byUri.getBean(DlockStore.class).description()).isEqualTo("redis://127.0.0.1:" + redis.port());
+        try (ConfigurableApplicationContext byUri =
+                start(WebApplicationType.NONE, Map.of("dlock.uri", peerUri(), "dlock.namespace", "by-uri"))) {
+            assertThat(byUri.getBean(DlockStore.class).description()).isEqualTo(peerUri());
             LockedService service = byUri.getBean(LockedService.class);
             try (LockClient peer =
                     LockClient.builder(peerUri()).namespace("by-uri").build()) {
@@ -80,11 +88,44 @@ class RedisStarterTest extends StarterContractTest {
     }
 
     @Test
+    void theApplicationsClientHoldsGrantsBackForTheDeclaredMaxLeaseOnAFreshServer() throws Exception {
+        try (RedisProcess fresh = RedisProcess.start()) {
+            long started = System.nanoTime();
+            Map<String, Object> properties = Map.of(
+                    "spring.data.redis.host", "127.0.0.1",
+                    "spring.data.redis.port", fresh.port(),
+                    "dlock.lease-time", "2s",
+                    "dlock.redis.max-lease", "2s",
+                    "dlock.namespace", "held-back");
+            try (ConfigurableApplicationContext app = start(WebApplicationType.NONE, properties)) {
+                LockClient client = app.getBean(LockClient.class);
+                // The server may have lost the grants of a client with up to 2 s leases: it holds back.
+                assertThat(client.lock("first").tryAcquire()).isEmpty();
+                try (Lease lease = client.lock("first").acquire(Duration.ofSeconds(10))) {
+                    assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThan(Duration.ofSeconds(1));
+                    assertThat(lease.isValid()).isTrue();
+                }
+            }
+            Map<String, Object> optedOut = new java.util.HashMap<>(properties);
+            optedOut.put("dlock.namespace", "opted-out");
+            optedOut.put("dlock.redis.unsafe-grant-after-restart", true);
+            try (RedisProcess another = RedisProcess.start()) {
+                optedOut.put("spring.data.redis.port", another.port());
+                try (ConfigurableApplicationContext app = start(WebApplicationType.NONE, optedOut)) {
+                    assertThat(app.getBean(LockClient.class).lock("first").tryAcquire())
+                            .isPresent();
+                }
+            }
+        }
+    }
+
+    @Test
     void aRedlockUriIsAccepted() throws Exception {
-        try (RedisProcess second = RedisProcess.start(null);
-                RedisProcess third = RedisProcess.start(null)) {
+        try (RedisProcess second = RedisProcess.start();
+                RedisProcess third = RedisProcess.start()) {
+            // Two fresh masters: without the opt-out they hold their first grant back for maxLease (30 s).
             String uri = "redlock://127.0.0.1:" + redis.port() + ",127.0.0.1:" + second.port() + ",127.0.0.1:"
-                    + third.port();
+                    + third.port() + "?unsafeGrantAfterRestart=true";
             try (ConfigurableApplicationContext byUri =
                             start(WebApplicationType.NONE, Map.of("dlock.uri", uri, "dlock.namespace", "redlock"));
                     LockClient peer =

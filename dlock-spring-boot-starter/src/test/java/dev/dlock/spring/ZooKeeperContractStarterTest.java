@@ -1,6 +1,6 @@
 package dev.dlock.spring;
 
-import dev.dlock.tck.RedisProcess;
+import dev.dlock.testsupport.FreePorts;
 import java.util.List;
 import java.util.Map;
 import org.apache.curator.test.TestingServer;
@@ -17,7 +17,7 @@ class ZooKeeperContractStarterTest extends StarterContractTest {
     @Override
     void startStore() throws Exception {
         zookeeper = new TestingServer(true);
-        downPort = RedisProcess.freePort();
+        downPort = FreePorts.next();
     }
 
     @Override

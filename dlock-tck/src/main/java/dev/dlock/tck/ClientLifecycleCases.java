@@ -9,6 +9,7 @@ import dev.dlock.LockException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -76,6 +77,7 @@ abstract class ClientLifecycleCases extends ContractSection {
         warm.lock("threads").acquire(LONG_WAIT).close();
         warm.close();
         Thread.sleep(500);
+        Set<Thread> threadsBefore = Set.copyOf(Thread.getAllStackTraces().keySet());
         int before = nonPoolThreads();
         for (int i = 0; i < 3; i++) {
             LockClient c = client(b -> b.leaseTime(shortLease()));
@@ -86,7 +88,24 @@ abstract class ClientLifecycleCases extends ContractSection {
             w.get(10, TimeUnit.SECONDS).close();
             c.close();
         }
-        awaitTrue(Duration.ofSeconds(10), () -> nonPoolThreads() <= before);
+        // A thread leaked per client shows up once per client (three here). One more than before is allowed:
+        // a JVM-wide thread a library starts lazily and keeps (the JDK's CompletableFuture delay scheduler, a
+        // driver's cleaner) may first appear here. In 1 of 3 CI dry runs, on PostgreSQL, one thread outlived
+        // the 10 s (not named then): most likely pgjdbc's "PostgreSQL-JDBC-Cleaner" (its LazyCleaner starts
+        // on the first connection needing cleanup and lives 30 s after the last, by default; found by reading
+        // the driver 42.7). The message names the new threads now.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (nonPoolThreads() > before + 1 && System.nanoTime() - deadline < 0) {
+            Thread.sleep(10);
+        }
+        assertThat(nonPoolThreads())
+                .as(
+                        "threads after closing the clients; new ones: %s",
+                        Thread.getAllStackTraces().keySet().stream()
+                                .filter(t -> t.isAlive() && !threadsBefore.contains(t))
+                                .map(Thread::getName)
+                                .toList())
+                .isLessThanOrEqualTo(before + 1);
         assertThat(Thread.getAllStackTraces().keySet().stream()
                         .filter(t -> t.getName().startsWith("dlock-"))
                         .count())

@@ -10,12 +10,16 @@ import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -26,6 +30,10 @@ import java.util.function.Supplier;
  *
  * <p>It can also make the way back slow: after {@link #delayAnswers(Duration)} every request still reaches
  * the store at once, but its answer reaches the client only after the delay, as over a congested link.
+ * Single messages can be made late: the answer to the next call of a kind ({@link #delayNextAnswer}),
+ * or the next release itself, held on its way until the test sends it on ({@link #holdNextRelease()}).
+ * A client thread can be stopped just before its acquire leaves ({@link #pauseNextAcquire()}), as a
+ * thread the operating system took off its core between deciding to ask and writing the request.
  */
 public final class FreezableBackend extends ForwardingLockBackend {
     private static final ScheduledExecutorService DELAYS = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -37,6 +45,12 @@ public final class FreezableBackend extends ForwardingLockBackend {
     private volatile boolean frozen;
     private volatile long answerDelayNanos;
     private volatile boolean failNextRelease;
+    private final Map<Call, Long> nextAnswerDelays = new ConcurrentHashMap<>();
+    private final AtomicReference<HeldRequest> heldRelease = new AtomicReference<>();
+    private final AtomicReference<PausedCall> nextPausedAcquire = new AtomicReference<>();
+    private final AtomicReference<PausedCall> pausedAcquire = new AtomicReference<>();
+    private final AtomicInteger acquiresSent = new AtomicInteger();
+    private final AtomicInteger acquireAnswers = new AtomicInteger();
 
     /**
      * Wraps a backend.
@@ -61,11 +75,169 @@ public final class FreezableBackend extends ForwardingLockBackend {
         answerDelayNanos = delay.toNanos();
     }
 
+    /**
+     * The answer to the next acquire (only that one) reaches the client {@code delay} after the store gave
+     * it, on top of any {@link #delayAnswers} delay.
+     *
+     * @param delay the extra time on the way back
+     */
+    public void delayNextAcquireAnswer(Duration delay) {
+        delayNextAnswer(Call.ACQUIRE, delay);
+    }
+
+    /** The calls whose next answer can be made late ({@link #delayNextAnswer}). */
+    public enum Call {
+        /** {@code acquire}. */
+        ACQUIRE,
+        /** {@code release}: a release or a give-back. */
+        RELEASE,
+        /** {@code renew}: the watchdog's renewal, an extend, a hand-off's confirmation. */
+        RENEW,
+        /** {@code cancelWait}: a wait that ended leaves the store's queue. */
+        CANCEL_WAIT
+    }
+
+    /**
+     * The answer to the next call of one kind (only that one) reaches the client {@code delay} after the
+     * store gave it, on top of any {@link #delayAnswers} delay: the store acts on the call at once.
+     *
+     * @param call which kind of call
+     * @param delay the extra time on the way back
+     */
+    public void delayNextAnswer(Call call, Duration delay) {
+        nextAnswerDelays.put(call, delay.toNanos());
+    }
+
+    private long nextAnswerDelay(Call call) {
+        Long delay = nextAnswerDelays.remove(call);
+        return delay == null ? 0 : delay;
+    }
+
+    /**
+     * The next release does not reach the store until the test sends it on with {@link
+     * HeldRequest#send()}, as a request stuck on a slow connection.
+     *
+     * @return the handle of the release to come
+     */
+    public HeldRequest holdNextRelease() {
+        HeldRequest held = new HeldRequest();
+        heldRelease.set(held);
+        return held;
+    }
+
+    /**
+     * The thread that sends the next acquire stops inside this backend, before the request leaves, until
+     * the test lets it go ({@link PausedCall#send()}) or the client closes this backend, whichever comes
+     * first. A close lets the request leave, closes the connection, and only then lets the thread go on:
+     * the interleaving of a descheduled thread that writes its request just before its client closes the
+     * connection and sees the answer (or its failure) only after.
+     *
+     * @return the handle of the acquire to come
+     */
+    public PausedCall pauseNextAcquire() {
+        PausedCall paused = new PausedCall();
+        nextPausedAcquire.set(paused);
+        return paused;
+    }
+
+    /**
+     * How many acquire answers reached the client so far.
+     *
+     * @return the count
+     */
+    public int acquireAnswers() {
+        return acquireAnswers.get();
+    }
+
+    /**
+     * How many acquires this client sent so far.
+     *
+     * @return the count
+     */
+    public int acquiresSent() {
+        return acquiresSent.get();
+    }
+
+    /** A request held on its way to the store ({@link #holdNextRelease()}). */
+    public static final class HeldRequest {
+        private final CompletableFuture<Void> caught = new CompletableFuture<>();
+        private final CompletableFuture<Void> gate = new CompletableFuture<>();
+        private final CompletableFuture<Object> answered = new CompletableFuture<>();
+
+        private HeldRequest() {}
+
+        /**
+         * Whether the client has sent the request (it waits here).
+         *
+         * @return true once caught
+         */
+        public boolean caught() {
+            return caught.isDone();
+        }
+
+        /**
+         * Lets the request reach the store now.
+         *
+         * @return completes when the store answered it
+         */
+        public CompletableFuture<Object> send() {
+            gate.complete(null);
+            return answered;
+        }
+    }
+
+    /** A client thread stopped just before its request leaves ({@link #pauseNextAcquire()}). */
+    public static final class PausedCall {
+        private final CompletableFuture<Void> caught = new CompletableFuture<>();
+        private final CompletableFuture<Void> gate = new CompletableFuture<>();
+        private final CompletableFuture<Void> sent = new CompletableFuture<>();
+        private final CompletableFuture<Void> goOn = new CompletableFuture<>();
+
+        private PausedCall() {}
+
+        /**
+         * Whether a client thread is stopped here.
+         *
+         * @return true once caught
+         */
+        public boolean caught() {
+            return caught.isDone();
+        }
+
+        /**
+         * Whether the request has left for the store (let go by the test or by the close).
+         *
+         * @return true once sent
+         */
+        public boolean sent() {
+            return sent.isDone();
+        }
+
+        /** Lets the thread go on: its request leaves now. */
+        public void send() {
+            gate.complete(null);
+            goOn.complete(null);
+        }
+
+        /** Stops the calling thread until {@code until} completes; bounded so a broken test cannot hang. */
+        private static void await(CompletableFuture<Void> until) {
+            try {
+                until.get(1, TimeUnit.MINUTES);
+            } catch (Exception e) {
+                throw new IllegalStateException("a paused acquire was never let go", e);
+            }
+        }
+    }
+
     private <T> CompletionStage<T> pass(Supplier<CompletionStage<T>> call) {
+        return pass(call, 0);
+    }
+
+    private <T> CompletionStage<T> pass(Supplier<CompletionStage<T>> call, long extraDelayNanos) {
         if (frozen) {
             return new CompletableFuture<>();
         }
-        long delay = answerDelayNanos;
+        long delay = answerDelayNanos + extraDelayNanos;
         CompletableFuture<T> delivered = new CompletableFuture<>();
         call.get().whenComplete((value, error) -> {
             Runnable deliver = () -> {
@@ -89,7 +261,25 @@ public final class FreezableBackend extends ForwardingLockBackend {
 
     @Override
     public CompletionStage<AcquireResult> acquire(AcquireRequest request) {
-        return pass(() -> delegate.acquire(request));
+        PausedCall paused = nextPausedAcquire.getAndSet(null);
+        if (paused != null) {
+            pausedAcquire.set(paused);
+            paused.caught.complete(null);
+            PausedCall.await(paused.gate);
+            try {
+                return send(request);
+            } finally {
+                paused.sent.complete(null);
+                PausedCall.await(paused.goOn);
+            }
+        }
+        return send(request);
+    }
+
+    private CompletionStage<AcquireResult> send(AcquireRequest request) {
+        long extra = nextAnswerDelay(Call.ACQUIRE);
+        acquiresSent.incrementAndGet();
+        return pass(() -> delegate.acquire(request), extra).whenComplete((r, e) -> acquireAnswers.incrementAndGet());
     }
 
     /** The next release fails before it reaches the store, as when the connection drops at that moment. */
@@ -103,17 +293,24 @@ public final class FreezableBackend extends ForwardingLockBackend {
             failNextRelease = false;
             return CompletableFuture.failedFuture(new IllegalStateException("connection lost (injected)"));
         }
-        return pass(() -> delegate.release(key, owner));
+        HeldRequest held = heldRelease.getAndSet(null);
+        if (held != null) {
+            held.caught.complete(null);
+            return held.gate
+                    .thenCompose(go -> pass(() -> delegate.release(key, owner)))
+                    .whenComplete((wasHeld, e) -> held.answered.complete(wasHeld));
+        }
+        return pass(() -> delegate.release(key, owner), nextAnswerDelay(Call.RELEASE));
     }
 
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
-        return pass(() -> delegate.renew(batch));
+        return pass(() -> delegate.renew(batch), nextAnswerDelay(Call.RENEW));
     }
 
     @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
-        return pass(() -> delegate.cancelWait(key, owner));
+        return pass(() -> delegate.cancelWait(key, owner), nextAnswerDelay(Call.CANCEL_WAIT));
     }
 
     @Override
@@ -138,5 +335,22 @@ public final class FreezableBackend extends ForwardingLockBackend {
     @Override
     public CompletionStage<Boolean> forceRelease(LockKey key) {
         return pass(() -> delegate.forceRelease(key));
+    }
+
+    /** Lets a paused acquire leave first ({@link #pauseNextAcquire()}), then closes the real backend. */
+    @Override
+    public void close() {
+        PausedCall paused = pausedAcquire.get();
+        if (paused == null || paused.gate.isDone()) {
+            delegate.close();
+            return;
+        }
+        paused.gate.complete(null);
+        PausedCall.await(paused.sent);
+        try {
+            delegate.close();
+        } finally {
+            paused.goOn.complete(null);
+        }
     }
 }

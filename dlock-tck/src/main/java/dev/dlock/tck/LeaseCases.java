@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
+import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.LockTimeoutException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -75,6 +78,53 @@ abstract class LeaseCases extends ContractSection {
         wire(a).delayAnswers(Duration.ofMillis(700)); // the answer comes back after the local deadline
         assertThatThrownBy(() -> lease.extend(shortLease())).isInstanceOf(LeaseLostException.class);
         assertThat(lease.isValid()).isFalse();
+    }
+
+    /**
+     * The store confirms an extend, but its answer comes after the deadline the new lease time gives: the
+     * lease can no longer be trusted. Its holder is told at once (not when the old lease would have run
+     * out), and the hold is given back, so another client gets the lock at once: a store that keeps a hold
+     * for a session (etcd, ZooKeeper) would otherwise keep it with nobody watching.
+     */
+    @Test
+    void anExtendAnsweredAfterItsNewDeadlineIsLostToldAndGivenBack() throws Exception {
+        LockClient a = client(b -> b.leaseTime(Duration.ofSeconds(30)));
+        Lease lease = a.lock("late-extend").acquire(LONG_WAIT);
+        wire(a).delayAnswers(Duration.ofMillis(800)); // within the operation timeout, after the new deadline
+        assertThatThrownBy(() -> lease.extend(Duration.ofMillis(300))).isInstanceOf(LeaseLostException.class);
+        wire(a).delayAnswers(Duration.ZERO);
+        assertThat(lease.isValid()).isFalse();
+        assertThat(lease.whenLost().get(5, TimeUnit.SECONDS))
+                .as("the holder is told")
+                .isInstanceOf(LeaseLostException.class);
+        Lease other = client().lock("late-extend").acquire(Duration.ofSeconds(10));
+        assertThat(other.isValid()).isTrue();
+        other.close();
+    }
+
+    /**
+     * An extend to a shorter time reaches the store, which applies it, but its answer comes after the
+     * operation timeout: the store may let the hold go at the shorter time, while the extend is still on
+     * its way and after it failed, so the lease must not stay valid by its old deadline. Whenever another
+     * client holds the lock, the first lease is not valid, and its holder is told.
+     */
+    @Test
+    void anUnansweredExtendLeavesNoLeaseValidBesideAnotherHolder() throws Exception {
+        LockClient a = client(b -> b.leaseTime(Duration.ofSeconds(30)));
+        Lease lease = a.lock("unanswered-extend").acquire(LONG_WAIT);
+        wire(a).delayAnswers(operationTimeout().plusSeconds(1)); // reaches the store, answered too late
+        CompletableFuture<Void> extend = CompletableFuture.runAsync(() -> lease.extend(Duration.ofSeconds(1)));
+        Lease other = client().lock("unanswered-extend").acquire(Duration.ofSeconds(10));
+        assertThat(lease.isValid())
+                .as("A's lease (token %d) valid while B holds (token %d)", lease.fencingToken(), other.fencingToken())
+                .isFalse();
+        assertThatThrownBy(() -> extend.get(LONG_WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .hasCauseInstanceOf(LockBackendException.class);
+        assertThat(lease.whenLost().get(5, TimeUnit.SECONDS))
+                .as("the holder is told")
+                .isInstanceOf(LeaseLostException.class);
+        wire(a).delayAnswers(Duration.ZERO);
+        other.close();
     }
 
     @Test

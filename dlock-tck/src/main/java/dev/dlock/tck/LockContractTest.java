@@ -3,6 +3,7 @@ package dev.dlock.tck;
 import dev.dlock.LockClient;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +64,7 @@ public abstract class LockContractTest {
     protected abstract LockClient.Builder newClientBuilder();
 
     /**
-     * Makes the store unreachable for every client (kill the server, cut a {@link TcpProxy}). Returns
+     * Makes the store unreachable for every client (kill the server, cut dlock-test-support's {@code TcpProxy}). Returns
      * promptly.
      *
      * @throws Exception if the store could not be stopped
@@ -163,6 +164,34 @@ public abstract class LockContractTest {
     }
 
     /**
+     * The local hand-off bound every client of the suite starts with, from {@code
+     * -Ddlock.tck.handoff=PASSES,MILLIS} (e.g. {@code 1000,10000}: long chains stay local); absent, the
+     * client default. A case that sets its own bound keeps it.
+     */
+    private static final Optional<HandoffBound> HANDOFF = HandoffBound.fromProperty("dlock.tck.handoff");
+
+    /** A local hand-off bound: at most {@code passes} passes within {@code time}. */
+    record HandoffBound(int passes, Duration time) {
+        static Optional<HandoffBound> fromProperty(String property) {
+            String value = System.getProperty(property);
+            if (value == null || value.isBlank()) {
+                return Optional.empty();
+            }
+            String[] parts = value.split(",");
+            try {
+                if (parts.length != 2) {
+                    throw new NumberFormatException("two numbers expected");
+                }
+                return Optional.of(new HandoffBound(
+                        Integer.parseInt(parts[0].trim()), Duration.ofMillis(Long.parseLong(parts[1].trim()))));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(
+                        "-D" + property + " must be PASSES,MILLIS (e.g. 1000,10000), got '" + value + "'", e);
+            }
+        }
+    }
+
+    /**
      * A new client in this test's namespace, with extra options.
      *
      * @param options changes to the builder
@@ -171,6 +200,7 @@ public abstract class LockContractTest {
     protected final LockClient client(Consumer<LockClient.Builder> options) {
         AtomicReference<FreezableBackend> wrapper = new AtomicReference<>();
         LockClient.Builder b = newClientBuilder().namespace(namespace).operationTimeout(operationTimeout());
+        HANDOFF.ifPresent(bound -> b.localHandoff(bound.passes(), bound.time()));
         b.backend(b.backend().andThen(backend -> {
             wrapper.set(new FreezableBackend(backend));
             return wrapper.get();
@@ -298,10 +328,42 @@ public abstract class LockContractTest {
         }
     }
 
+    /** Hand-off when the store took the hold back: no pass beside a newer holder, every holder told. */
+    @Nested
+    class HandOffSafety extends HandOffSafetyCases {
+        HandOffSafety() {
+            super(LockContractTest.this);
+        }
+    }
+
+    /** Messages the client gave up on never act on a later grant. */
+    @Nested
+    class LateMessages extends LateMessageCases {
+        LateMessages() {
+            super(LockContractTest.this);
+        }
+    }
+
     /** Faults: the store down, calls that never answer, a release that fails. */
     @Nested
     class Faults extends FaultCases {
         Faults() {
+            super(LockContractTest.this);
+        }
+    }
+
+    /** Leader election: one leader at a time, increasing terms, resign hands over. */
+    @Nested
+    class Election extends ElectionCases {
+        Election() {
+            super(LockContractTest.this);
+        }
+    }
+
+    /** Requests lost in transit: a release, a cancelled wait, a late grant's give-back. */
+    @Nested
+    class LostRequests extends LostRequestCases {
+        LostRequests() {
             super(LockContractTest.this);
         }
     }

@@ -3,6 +3,8 @@ package dev.dlock.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.spi.Mode;
 import java.time.Duration;
@@ -12,6 +14,8 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -56,6 +60,7 @@ final class LockWorld {
     }
 
     final Duration lease;
+    private final Duration operationTimeout;
     /** The modes the store offers; the final check probes only those. */
     private final List<Mode> modes;
 
@@ -68,13 +73,34 @@ final class LockWorld {
     private final Map<String, Long> lastExclusiveToken = new HashMap<>();
     private final List<String> log = new ArrayList<>();
 
-    LockWorld(Supplier<LockClient.Builder> builders, Duration lease, List<Mode> modes, String namespace) {
+    LockWorld(
+            Supplier<LockClient.Builder> builders,
+            Duration lease,
+            Duration operationTimeout,
+            List<Mode> modes,
+            String namespace) {
         this.builders = builders;
         this.modes = modes;
         this.lease = lease;
+        this.operationTimeout = operationTimeout;
         this.namespace = namespace;
         for (int i = 0; i < clients.length; i++) {
             open(i);
+        }
+    }
+
+    /** Every client a world of this JVM opened and did not close yet ({@link #closeAllOpen}). */
+    private static final Set<LockClient> OPEN = ConcurrentHashMap.newKeySet();
+
+    /** Closes every client a world opened and did not close (a run that failed on the way), quietly. */
+    static void closeAllOpen() {
+        for (LockClient c : List.copyOf(OPEN)) {
+            try {
+                c.close();
+            } catch (RuntimeException ignored) {
+                // a store that fails on close: its leases expire by their lease time
+            }
+            OPEN.remove(c);
         }
     }
 
@@ -83,6 +109,7 @@ final class LockWorld {
                 builders.get().namespace(namespace).leaseTime(lease).renewal(i != 2);
         clients[i] = b.backend(b.backend().andThen(backend -> wires[i] = new FreezableBackend(backend)))
                 .build();
+        OPEN.add(clients[i]);
     }
 
     LockClient client(int i) {
@@ -91,6 +118,34 @@ final class LockWorld {
 
     void delay(int i, Duration answerDelay) {
         wires[i].delayAnswers(answerDelay);
+    }
+
+    /** The answer to client {@code i}'s next call of a kind comes half a second past the operation timeout. */
+    void answerNextLate(int i, FreezableBackend.Call call) {
+        wires[i].delayNextAnswer(call, operationTimeout.plusMillis(500));
+    }
+
+    /** A wait that ends a second after the operation timeout. */
+    Duration pastTheOperationTimeout() {
+        return operationTimeout.plusSeconds(1);
+    }
+
+    /**
+     * Releases a hold taken out of {@link #held}; a release that says the lease was lost, or that the
+     * store did not answer in time (the engine retries it), is noted.
+     *
+     * @return false if the store did not answer in time: the call took the operation timeout
+     */
+    boolean release(Held h) {
+        try {
+            h.release.run();
+        } catch (LeaseLostException lost) {
+            note("release of " + h + ": " + lost.getMessage());
+        } catch (LockBackendException slow) {
+            note("release of " + h + ": " + slow.getMessage());
+            return false;
+        }
+        return true;
     }
 
     /** Closes a client and opens a new one in its place; the closed client's holds must be gone at once. */

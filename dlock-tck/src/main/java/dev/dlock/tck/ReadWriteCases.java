@@ -9,11 +9,16 @@ import dev.dlock.LeaseLostException;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
 import dev.dlock.LockInfo;
+import dev.dlock.LockListener;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -103,6 +108,45 @@ abstract class ReadWriteCases extends ContractSection {
         sharedRead.get().close();
         rw.readLock().unlock();
         assertThat(other.writeLock().tryAcquire()).isPresent();
+    }
+
+    /**
+     * A thread that holds the write lock and takes the read lock while another thread of its client already
+     * waits for the read lock: that reader waits for the write hold, so the downgrade must not wait behind
+     * it (it did, and both waited forever, before the engine let a downgrade go first).
+     */
+    @Test
+    void aDowngradeDoesNotWaitBehindAReaderOfItsOwnClient() throws Exception {
+        String name = "rw-down-local";
+        AtomicInteger queued = new AtomicInteger();
+        LockClient c = client(b -> b.listener(new LockListener() {
+            @Override
+            public void queued(String lock) {
+                queued.incrementAndGet();
+            }
+        }));
+        DistributedReadWriteLock rw = c.readWriteLock(name);
+        rw.writeLock().lock();
+        int queuedBefore = queued.get();
+        ExecutorService readerThread = Executors.newSingleThreadExecutor();
+        try {
+            Future<Boolean> reader = readerThread.submit(() -> {
+                rw.readLock().lock();
+                rw.readLock().unlock();
+                return true;
+            });
+            awaitTrue(LONG_WAIT, () -> queued.get() > queuedBefore); // the reader waits in its client's queue
+            assertThat(rw.readLock().tryLock(10, TimeUnit.SECONDS))
+                    .as("the downgrade is granted while a reader of the same client waits")
+                    .isTrue();
+            rw.writeLock().unlock();
+            assertThat(reader.get(LONG_WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("the reader shares the read lock with the downgraded holder")
+                    .isTrue();
+            rw.readLock().unlock();
+        } finally {
+            readerThread.shutdownNow();
+        }
     }
 
     @Test

@@ -40,7 +40,7 @@ import net.jqwik.api.state.Transformer;
  */
 public class StatefulLockProperties {
     /** The store under test: builders of its clients, and the lease time to use. Set by the suite. */
-    record Target(Supplier<LockClient.Builder> builders, Duration lease, List<Mode> modes) {}
+    record Target(Supplier<LockClient.Builder> builders, Duration lease, Duration operationTimeout, List<Mode> modes) {}
 
     static volatile Target target;
 
@@ -55,9 +55,15 @@ public class StatefulLockProperties {
     @Property(shrinking = net.jqwik.api.ShrinkingMode.BOUNDED)
     void randomOperationsKeepTheInvariants(@ForAll("sequences") ActionChain<LockWorld> chain) {
         Target t = target;
-        LockWorld world =
-                chain.withInvariant("lock invariants", LockWorld::check).run();
-        world.closeAndCheckNothingLeft(t.builders());
+        try {
+            LockWorld world =
+                    chain.withInvariant("lock invariants", LockWorld::check).run();
+            world.closeAndCheckNothingLeft(t.builders());
+        } finally {
+            // A run that failed never reached the check above: its clients are closed here, so the threads of
+            // the runs jqwik makes while shrinking do not outlive them (later cases count threads).
+            LockWorld.closeAllOpen();
+        }
     }
 
     @Provide
@@ -66,6 +72,7 @@ public class StatefulLockProperties {
         return ActionChain.<LockWorld>startWith(() -> new LockWorld(
                         t.builders(),
                         t.lease(),
+                        t.operationTimeout(),
                         t.modes(),
                         "pbt" + Long.toHexString(ThreadLocalRandom.current().nextLong())))
                 .withAction(4, acquire(t.modes()))
@@ -78,9 +85,11 @@ public class StatefulLockProperties {
                 .withAction(1, upgradeAttempt())
                 .withAction(1, multiLock())
                 .withAction(1, forceRelease())
+                .withAction(1, forceReleaseInAChain())
                 .withAction(1, closeClient())
                 .withAction(1, pause())
                 .withAction(1, slowAnswers())
+                .withAction(1, lateAnswer())
                 .withMaxTransformations(20);
     }
 
@@ -126,12 +135,7 @@ public class StatefulLockProperties {
 
     private static Action.Dependent<LockWorld> release() {
         return onAHold("release", (world, i) -> {
-            LockWorld.Held h = world.held.remove(i.intValue());
-            try {
-                h.release.run();
-            } catch (LeaseLostException lost) {
-                world.note("release of " + h + " said lost: " + lost.getMessage());
-            }
+            world.release(world.held.remove(i.intValue()));
         });
     }
 
@@ -175,27 +179,79 @@ public class StatefulLockProperties {
                                     if (!world.held.remove(h)) {
                                         return;
                                     }
-                                    LockClient c = world.client(h.client);
-                                    CompletableFuture<Lease> waiter = (h.mode == Mode.WRITE
-                                                    ? c.readWriteLock(h.name).writeLock()
-                                                    : c.lock(h.name))
-                                            .acquireAsync(Duration.ofMillis(waitMillis));
-                                    sleep(2); // the waiter is queued behind the hold
-                                    try {
-                                        h.release.run();
-                                    } catch (LeaseLostException lost) {
-                                        world.note("release of " + h + " said lost: " + lost.getMessage());
-                                    }
-                                    try {
-                                        Lease lease = waiter.join();
-                                        world.granted(new LockWorld.Held(
-                                                h.client, h.name, h.mode, List.of(lease), lease::close));
-                                    } catch (java.util.concurrent.CompletionException notGranted) {
-                                        world.note("local waiter for " + h + " did not get it: " + notGranted);
-                                    }
+                                    releaseWithALocalWaiter(world, h, waitMillis);
                                 }));
             }
         };
+    }
+
+    /**
+     * An operator force-releases a hold its client is about to pass on; another client may take the lock
+     * from the store meanwhile; then a thread of the holder's client asks for it (after the force-release)
+     * and the holder releases. A pass must not make a second valid holder beside the store's new grant.
+     */
+    private static Action.Dependent<LockWorld> forceReleaseInAChain() {
+        return new Action.Dependent<>() {
+            @Override
+            public boolean precondition(LockWorld w) {
+                return w.held.stream().anyMatch(StatefulLockProperties::passable);
+            }
+
+            @Override
+            public Arbitrary<Transformer<LockWorld>> transformer(LockWorld w) {
+                List<LockWorld.Held> passable =
+                        w.held.stream().filter(StatefulLockProperties::passable).toList();
+                return Combinators.combine(
+                                Arbitraries.of(passable), Arbitraries.of(true, false), Arbitraries.of(40, 300))
+                        .as((h, rivalTakesIt, waitMillis) -> Transformer.mutate(
+                                "force-release " + h + (rivalTakesIt ? ", another client takes it" : "")
+                                        + ", then its client waits " + waitMillis + "ms behind its release",
+                                world -> {
+                                    if (!world.held.contains(h)) {
+                                        return;
+                                    }
+                                    world.forceReleased(h.name);
+                                    world.client(0).forceRelease(h.name);
+                                    if (rivalTakesIt) {
+                                        int rival = (h.client + 1) % 3;
+                                        try {
+                                            Lease lease = leaseApi(world.client(rival), h.name, h.mode)
+                                                    .apply(Duration.ZERO);
+                                            world.granted(new LockWorld.Held(
+                                                    rival, h.name, h.mode, List.of(lease), lease::close));
+                                        } catch (LockTimeoutException | LockBackendException busyOrSlow) {
+                                            world.note(
+                                                    "client " + rival + " did not get " + h.name + ": " + busyOrSlow);
+                                        }
+                                    }
+                                    world.held.remove(h);
+                                    releaseWithALocalWaiter(world, h, waitMillis);
+                                }));
+            }
+        };
+    }
+
+    /** A thread of the hold's client asks for it, then the hold is released: the pass, if any, is checked. */
+    private static void releaseWithALocalWaiter(LockWorld world, LockWorld.Held h, int waitMillis) {
+        LockClient c = world.client(h.client);
+        CompletableFuture<Lease> waiter = (h.mode == Mode.WRITE
+                        ? c.readWriteLock(h.name).writeLock()
+                        : c.lock(h.name))
+                .acquireAsync(Duration.ofMillis(waitMillis));
+        sleep(2); // the waiter is queued behind the hold
+        boolean answered = world.release(h);
+        try {
+            Lease lease = waiter.join();
+            if (!answered && !lease.isValid()) {
+                // The release waited the operation timeout for its answer, longer than an unrenewed lease.
+                world.note("local waiter's lease " + lease + " ran out while the release waited for its answer");
+                lease.close();
+                return;
+            }
+            world.granted(new LockWorld.Held(h.client, h.name, h.mode, List.of(lease), lease::close));
+        } catch (java.util.concurrent.CompletionException notGranted) {
+            world.note("local waiter for " + h + " did not get it: " + notGranted);
+        }
     }
 
     private static boolean passable(LockWorld.Held h) {
@@ -245,7 +301,11 @@ public class StatefulLockProperties {
                             w.granted(new LockWorld.Held(c, name, Mode.EXCLUSIVE, List.of(lease), lock::unlock));
                             sleep(pauseMillis);
                             if (closeFirst) {
-                                lease.close();
+                                try {
+                                    lease.close();
+                                } catch (LockBackendException slow) {
+                                    w.note("close of " + lease + ": " + slow.getMessage()); // retried by the engine
+                                }
                             }
                             boolean validBefore = lease.isValid();
                             try {
@@ -253,7 +313,7 @@ public class StatefulLockProperties {
                                 assertThat(validBefore)
                                         .as("re-entry into a lease already gone")
                                         .isTrue();
-                                lock.unlock();
+                                unlock(w, lock);
                             } catch (LeaseLostException gone) {
                                 assertThat(lease.isValid())
                                         .as("re-entry refused only for a gone lease")
@@ -273,11 +333,14 @@ public class StatefulLockProperties {
                     w.granted(new LockWorld.Held(c, name, Mode.WRITE, List.of(write), () -> {}));
                     boolean read = tryLock(rw.readLock());
                     w.held.removeIf(h -> h.leases.contains(write));
-                    rw.writeLock().unlock();
+                    // The read is checked as handed out before the write is unlocked: client 2 does not renew,
+                    // and an unlock whose answer comes late (lateAnswer) takes the operation timeout, long
+                    // enough for its unrenewed read lease to run out, which is no broken promise.
                     if (read) {
                         Lease lease = rw.readLock().currentLease().orElseThrow();
                         w.granted(new LockWorld.Held(c, name, Mode.READ, List.of(lease), rw.readLock()::unlock));
                     }
+                    unlock(w, rw.writeLock());
                 }));
     }
 
@@ -332,8 +395,40 @@ public class StatefulLockProperties {
                         w -> w.delay(c, Duration.ofMillis(millis))));
     }
 
+    /**
+     * The answer to one call of a client (its next acquire, release, renewal or queue exit) comes after
+     * the operation timeout: the store acted on it, the engine gave up on it. Then the client waits for a
+     * lock longer than the operation timeout, so an acquire answered late fails by that timeout, not by
+     * the wait's deadline. What a late answer brings must be undone (a grant given back) or must not matter
+     * (a release retried), and no later grant may be disturbed by it.
+     */
+    private static Action.Independent<LockWorld> lateAnswer() {
+        return () -> Combinators.combine(clients(), names(), Arbitraries.of(FreezableBackend.Call.values()))
+                .as((c, name, call) -> Transformer.mutate(
+                        "client " + c + "'s next " + call + " is answered after the operation timeout; it waits for '"
+                                + name + "' past that timeout",
+                        w -> {
+                            w.answerNextLate(c, call);
+                            try {
+                                Lease lease = w.client(c).lock(name).acquire(w.pastTheOperationTimeout());
+                                w.granted(new LockWorld.Held(c, name, Mode.EXCLUSIVE, List.of(lease), lease::close));
+                            } catch (LockTimeoutException | LockBackendException busyOrLate) {
+                                w.note("client " + c + " did not get '" + name + "': " + busyOrLate);
+                            }
+                        }));
+    }
+
     private static boolean heldByThisThread(DistributedReadWriteLock rw) {
         return rw.readLock().isHeldByCurrentThread() || rw.writeLock().isHeldByCurrentThread();
+    }
+
+    /** Unlocks; a release the store did not answer in time is retried by the engine, and noted here. */
+    private static void unlock(LockWorld w, DistributedLock lock) {
+        try {
+            lock.unlock();
+        } catch (LockBackendException slow) {
+            w.note("unlock: " + slow.getMessage());
+        }
     }
 
     private static boolean tryLock(DistributedLock lock) {

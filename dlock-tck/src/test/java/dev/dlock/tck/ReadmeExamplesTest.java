@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dlock.DistributedLock;
 import dev.dlock.DistributedReadWriteLock;
 import dev.dlock.DistributedSemaphore;
+import dev.dlock.LeaderElection;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import java.time.Duration;
@@ -76,6 +77,22 @@ class ReadmeExamplesTest {
             Lease lease = client.fairLock("nightly-job").acquire(Duration.ofSeconds(5));
             lease.whenLost().thenAccept(lost -> System.err.println("stop now: " + lost.getMessage()));
             lease.close();
+        }
+    }
+
+    @Test
+    void leaderElection() {
+        try (LockClient client = LockClient.connect("mem:")) {
+            // README: Leader election
+            try (LeaderElection election = client.election("reports:scheduler")) {
+                Lease term = election.awaitLeadership(Duration.ofMinutes(5));
+                long batches = 0;
+                while (term.isValid() && batches < 3) {
+                    batches++; // runOneBatch(term.fencingToken())
+                }
+                assertThat(batches).isEqualTo(3);
+                assertThat(election.isLeader()).isTrue();
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackend.Subscription;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
-import dev.dlock.tck.TcpProxy;
+import dev.dlock.testsupport.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

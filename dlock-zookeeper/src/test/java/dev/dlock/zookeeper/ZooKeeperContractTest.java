@@ -2,7 +2,7 @@ package dev.dlock.zookeeper;
 
 import dev.dlock.LockClient;
 import dev.dlock.tck.LockContractTest;
-import dev.dlock.tck.TcpProxy;
+import dev.dlock.testsupport.TcpProxy;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

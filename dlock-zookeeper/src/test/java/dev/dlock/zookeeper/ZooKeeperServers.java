@@ -1,15 +1,11 @@
 package dev.dlock.zookeeper;
 
+import dev.dlock.testsupport.FreePorts;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
@@ -54,31 +50,11 @@ final class ZooKeeperServers implements AutoCloseable {
     }
 
     /**
-     * Where the servers' ports come from: below Linux's range for the local ports of outgoing connections
-     * (32768-60999 by default), so that a member restarted on its old ports cannot find one taken by a
-     * client socket opened meanwhile, as it could with a port the kernel picked from that range.
+     * A port for a server, from {@link FreePorts}: below the kernel's range for outgoing connections and
+     * not handed out again while this JVM has others, so a member restarted on its old ports finds them free.
      */
-    private static final int PORTS_FROM = 20_000;
-
-    private static final int PORTS_TO = 32_000;
-    /** Ports handed out in this JVM: a stopped member's ports stay reserved for its restart. */
-    private static final Set<Integer> PORTS_TAKEN = ConcurrentHashMap.newKeySet();
-
     private static int port() {
-        for (int i = 0; i < 1000; i++) {
-            int port = ThreadLocalRandom.current().nextInt(PORTS_FROM, PORTS_TO);
-            if (!PORTS_TAKEN.add(port)) {
-                continue;
-            }
-            try (ServerSocket probe = new ServerSocket()) {
-                probe.setReuseAddress(false);
-                probe.bind(new InetSocketAddress(port));
-                return port;
-            } catch (IOException inUse) {
-                // another process has it: try the next
-            }
-        }
-        throw new IllegalStateException("no free port between " + PORTS_FROM + " and " + PORTS_TO);
+        return FreePorts.next();
     }
 
     private static InstanceSpec spec(int serverId) {

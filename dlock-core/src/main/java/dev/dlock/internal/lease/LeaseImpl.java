@@ -1,0 +1,433 @@
+package dev.dlock.internal.lease;
+
+import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.internal.base.Checks;
+import dev.dlock.internal.base.Waits;
+import dev.dlock.spi.DriftMargin;
+import dev.dlock.spi.LockKey;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One holder's lease: a grant from the store, or a hold passed on from another caller of this client
+ * (the cohort hand-off, {@link #passOn}), which keeps the store's owner id and expiry and takes the next
+ * token. This class is the lease itself: its state, its deadline and its lost signal. Renewing it is the
+ * {@link Watchdog}'s, one renewal at a time ({@link RenewalClaim}); how it ends (passed on, or given back
+ * to the store) is decided above this package, behind {@link HoldRoute}.
+ *
+ * <p>Deadline: computed from {@code System.nanoTime()} taken before the grant or renewal request was
+ * sent, plus the lease time, minus a {@link DriftMargin}, so the local deadline always falls before
+ * the store's expiry. It never uses wall-clock time and never the arrival time of a reply.
+ *
+ * <p>Concurrency: the state moves once from HELD to RELEASED or LOST by compare-and-set; timing fields
+ * are volatile and written only by the renewal path ({@link Watchdog}), which sends one renewal of a
+ * lease at a time ({@link #renewal()}).
+ *
+ * <p>Lost signal: {@link #whenLost()} completes on the common pool, never on a store or scheduler thread.
+ */
+public final class LeaseImpl implements HeldLease {
+    private static final int HELD = 0;
+    private static final int RELEASED = 1;
+    private static final int LOST = 2;
+
+    private final LeaseParts parts;
+    private final LockKey key;
+    private final String owner;
+    private final boolean renew;
+    private final long token;
+    /** 0 for a store grant; n for the n-th holder the hold was passed to without the store. */
+    private final int pass;
+    /** When the store grant this lease descends from was requested: bounds a chain of passes. */
+    private final long chainStartNanos;
+    /** The holders that passed this hold on before this lease ({@link HoldChain}); null for a store grant. */
+    private final HoldChain chain;
+
+    private final long grantedNanos;
+    private final AtomicInteger state = new AtomicInteger(HELD);
+    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    private volatile long leaseMillis;
+    private volatile long deadlineNanos;
+    /**
+     * When the last request the store confirmed this hold with (its grant or a renewal) was sent: a pass
+     * without the store is allowed only to a waiter that asked before it, and only shortly after it
+     * (the cohort hand-off).
+     */
+    private volatile long confirmedNanos;
+
+    private volatile String lostReason;
+    /** Renewal bookkeeping of the watchdog: when this lease is next due. */
+    volatile long nextRenewNanos;
+    /** Set while a thread's {@code Lock} view holds this lease, so the watchdog can see the thread die. */
+    private volatile Thread ownerThread;
+    /** The right to send a renewal of this lease: one renewal at the store at a time. */
+    private final RenewalClaim renewal = new RenewalClaim();
+    /** The lease this hold was passed to ({@link #passOn}); losses of the hold are forwarded to it. */
+    private volatile LeaseImpl successor;
+    /**
+     * Set when its thread took the read lock under this write hold (a downgrade): the store counts that
+     * read beside this hold, so the hold must go back to the store, never to another local writer
+     * (the cohort hand-off), or that writer would write while the downgraded reader reads.
+     */
+    private volatile boolean downgraded;
+
+    /**
+     * A store grant on the given terms.
+     *
+     * @param parts what the lease uses
+     * @param terms the view's terms
+     * @param owner the owner id of the grant
+     * @param token the store's fencing token
+     * @param sentNanos when the granted request was sent
+     */
+    public LeaseImpl(LeaseParts parts, Terms terms, String owner, long token, long sentNanos) {
+        this.parts = parts;
+        this.key = terms.key();
+        this.owner = owner;
+        this.token = token;
+        this.renew = terms.renew();
+        this.pass = 0;
+        this.chainStartNanos = sentNanos;
+        this.chain = null;
+        this.grantedNanos = sentNanos;
+        this.leaseMillis = terms.leaseMillis();
+        renewed(sentNanos);
+    }
+
+    /** The next holder of {@code from}'s store hold: same owner at the store, same timing, next token. */
+    private LeaseImpl(LeaseImpl from) {
+        this.parts = from.parts;
+        this.key = from.key;
+        this.owner = from.owner;
+        this.token = from.token + 1;
+        this.renew = from.renew;
+        this.pass = from.pass + 1;
+        this.chainStartNanos = from.chainStartNanos;
+        this.chain = from.chain != null ? from.chain : new HoldChain();
+        this.grantedNanos = System.nanoTime();
+        this.leaseMillis = from.leaseMillis;
+        this.deadlineNanos = from.deadlineNanos;
+        this.confirmedNanos = from.confirmedNanos;
+        this.nextRenewNanos = from.nextRenewNanos;
+    }
+
+    /**
+     * Ends this lease by passing its store hold to a new lease object for the next local holder (the
+     * cohort hand-off). The store is not told: the hold, its owner id and its expiry stay as they are. The
+     * renewal claim of this object is kept for good, so a watchdog tick that still sees it cannot renew
+     * it; the new object is renewed from now on. A loss this object learns of later is forwarded. This
+     * lease's lost signal waits for the end of the hold ({@link HoldChain}).
+     *
+     * @param claimed whether the caller holds this lease's renewal claim ({@link #renewal()}), taken
+     *     for the store's confirmation of the hold; it is kept either way
+     * @return the new lease (not yet in the watchdog), or null if this lease is not held or a renewal of
+     *     it is at the store
+     */
+    public LeaseImpl passOn(boolean claimed) {
+        if (!claimed && !renewal.start()) {
+            return null; // its answer will be applied to this object: release to the store instead
+        }
+        LeaseImpl next = new LeaseImpl(this);
+        successor = next; // before the state change, so that a concurrent markLost finds it
+        if (!state.compareAndSet(HELD, RELEASED)) {
+            successor = null;
+            if (!claimed) {
+                renewal.end();
+            }
+            return null;
+        }
+        parts.watchdog().remove(this);
+        renewal.keepForGood(); // an extend() waiting for it wakes and sees the lease released
+        next.chain.add(this::settlePassedOn);
+        parts.events().released(key.name(), System.nanoTime() - grantedNanos);
+        return next;
+    }
+
+    /**
+     * Settles the lost signal of a lease that passed its hold on, once the hold ended ({@link
+     * HoldChain}): cancelled as for a clean release, or completed when the store no longer held it.
+     *
+     * @param reason why the store no longer held the hold, or null when it was given back as held
+     */
+    private void settlePassedOn(String reason) {
+        if (reason == null) {
+            lost.completeExceptionally(CleanEnd.signal());
+            return;
+        }
+        parts.events().lost(key.name(), reason);
+        LeaseLostException signal = lostException(reason + " (after it passed the hold to another caller)");
+        CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
+    }
+
+    /** The hold this lease has ends here: the holders that passed it on learn how ({@link HoldChain}). */
+    private void endChain(String lostReason) {
+        if (chain != null) {
+            chain.end(lostReason);
+        }
+    }
+
+    /** {@return when the request that last confirmed this hold at the store was sent} */
+    public long confirmedNanos() {
+        return confirmedNanos;
+    }
+
+    /** {@return the resource and mode} */
+    public LockKey key() {
+        return key;
+    }
+
+    /** {@return the owner id the store knows this hold by (kept across passes)} */
+    public String owner() {
+        return owner;
+    }
+
+    /** {@return whether the watchdog renews this lease} */
+    public boolean renews() {
+        return renew;
+    }
+
+    /** {@return how many times the store hold was passed on before this lease, 0 for a grant} */
+    public int pass() {
+        return pass;
+    }
+
+    /** {@return when the store grant this lease descends from was requested (bounds a chain of passes)} */
+    public long chainStartNanos() {
+        return chainStartNanos;
+    }
+
+    /** Its thread took the read lock under this write hold (a downgrade): the hold must not pass on. */
+    public void markDowngraded() {
+        downgraded = true;
+    }
+
+    /** {@return whether {@link #markDowngraded()} was called} */
+    public boolean isDowngraded() {
+        return downgraded;
+    }
+
+    /** {@return the right to send a renewal of this lease (one at the store at a time)} */
+    public RenewalClaim renewal() {
+        return renewal;
+    }
+
+    long leaseNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+    }
+
+    long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    /** A renewal asking for another lease time was sent: the deadline is the earlier of the two. */
+    void shortenDeadline(long deadline) {
+        if (deadline - deadlineNanos < 0) {
+            deadlineNanos = deadline;
+        }
+    }
+
+    /** {@return the lease time of the last grant or renewal, in milliseconds} */
+    public long leaseMillis() {
+        return leaseMillis;
+    }
+
+    /** The store confirmed a new lease time with a request sent at {@code sentNanos}. */
+    void renewed(long sentNanos, long newLeaseMillis) {
+        leaseMillis = newLeaseMillis;
+        renewed(sentNanos);
+    }
+
+    /**
+     * The store confirmed the lease with a request sent at {@code sentNanos}.
+     * @param sentNanos when that request was sent
+     */
+    public void renewed(long sentNanos) {
+        long lease = leaseNanos();
+        deadlineNanos = newDeadline(sentNanos, leaseMillis);
+        confirmedNanos = sentNanos;
+        nextRenewNanos = sentNanos + lease / 3;
+    }
+
+    /** {@return whether the lease is held here: not released, passed on or lost (its deadline may have passed)} */
+    public boolean isHeld() {
+        return state.get() == HELD;
+    }
+
+    boolean isLost() {
+        return state.get() == LOST;
+    }
+
+    @Override
+    public String name() {
+        return key.name();
+    }
+
+    @Override
+    public long fencingToken() {
+        return token;
+    }
+
+    @Override
+    public List<Lease> parts() {
+        return List.of(this);
+    }
+
+    @Override
+    public boolean isValid() {
+        return state.get() == HELD
+                && System.nanoTime() - deadlineNanos < 0
+                && parts.store().leasesValid();
+    }
+
+    @Override
+    public void checkValid() {
+        if (!isValid()) {
+            throw notValid();
+        }
+    }
+
+    /** Why the lease is not valid (it is not). */
+    LeaseLostException notValid() {
+        if (state.get() == RELEASED) {
+            return new LeaseLostException("lease on '" + key.name() + "' (token " + token + ") was released");
+        }
+        String reason = lostReason;
+        if (reason == null) {
+            reason = parts.store().leasesValid() ? "its local deadline passed" : "the store session is not live";
+        }
+        return lostException(reason);
+    }
+
+    LeaseLostException lostException(String reason) {
+        return new LeaseLostException("lease on '" + key.name() + "' (token " + token + ") was lost: " + reason);
+    }
+
+    @Override
+    public Duration remaining() {
+        long left = deadlineNanos - System.nanoTime();
+        return state.get() == HELD && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    }
+
+    @Override
+    public Duration heldFor() {
+        return Duration.ofNanos(System.nanoTime() - grantedNanos);
+    }
+
+    @Override
+    public void extend(Duration leaseTime) {
+        parts.watchdog().extend(this, Checks.leaseMillis(leaseTime));
+    }
+
+    /** The deadline a confirmation of {@code millis} sent at {@code sentNanos} gives. */
+    static long newDeadline(long sentNanos, long millis) {
+        return sentNanos + TimeUnit.MILLISECONDS.toNanos(millis) - DriftMargin.nanos(millis);
+    }
+
+    @Override
+    public CompletableFuture<LeaseLostException> whenLost() {
+        return lost;
+    }
+
+    /**
+     * Declares the lease lost (renewal refused or failed past the deadline, session gone); idempotent.
+     *
+     * @param reason why, for the lost signal and the listener
+     * @return true if this call moved the lease from held to lost
+     */
+    public boolean markLost(String reason) {
+        if (!state.compareAndSet(HELD, LOST)) {
+            LeaseImpl next = successor;
+            if (next != null) {
+                next.markLost(reason); // the hold was passed on: its current holder is told
+            }
+            return false;
+        }
+        lostReason = reason;
+        parts.watchdog().remove(this);
+        parts.events().lost(key.name(), reason);
+        LeaseLostException signal = lostException(reason);
+        CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
+        endChain(reason);
+        parts.route().ended(key);
+        return true;
+    }
+
+    @Override
+    public void ownedBy(Thread thread) {
+        ownerThread = thread;
+    }
+
+    /** The thread whose {@code Lock} view holds this lease, or null for a lease-API lease. */
+    Thread ownerThread() {
+        return ownerThread;
+    }
+
+    @Override
+    public String lostReason() {
+        return state.get() == LOST ? (lostReason != null ? lostReason : "lost") : null;
+    }
+
+    @Override
+    public void close() {
+        CompletableFuture<Boolean> release = releaseAsync();
+        if (release != null) {
+            Waits.join(release);
+        }
+    }
+
+    /**
+     * Starts the release; null if the lease was not held. The hold passes to the next local caller
+     * waiting for it when the cohort hand-off allows, else it goes back to the store ({@link
+     * HoldRoute}). When the store says it no longer held the lease, the lease counts as lost.
+     *
+     * @return completes with true once passed or released, false if the store no longer held it
+     */
+    public CompletableFuture<Boolean> releaseAsync() {
+        return parts.route().release(this);
+    }
+
+    /**
+     * Ends the hold here for a release to the store: from held to released, out of the watchdog.
+     *
+     * @return false if the lease was not held
+     */
+    public boolean stopHolding() {
+        if (!state.compareAndSet(HELD, RELEASED)) {
+            return false;
+        }
+        parts.watchdog().remove(this);
+        return true;
+    }
+
+    /**
+     * The store answered the release sent after {@link #stopHolding()}, or it failed.
+     *
+     * @param heldThere false when the store answered that it no longer held the lease: it counts as lost
+     */
+    public void releaseAnswered(boolean heldThere) {
+        if (heldThere) {
+            lost.completeExceptionally(CleanEnd.signal());
+            endChain(null);
+            return;
+        }
+        lostReason = "the store no longer held it at release";
+        state.set(LOST);
+        parts.events().lost(key.name(), lostReason);
+        LeaseLostException signal = lostException(lostReason);
+        CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
+        endChain(lostReason);
+    }
+
+    @Override
+    public String toString() {
+        return "Lease[" + key.name() + ", " + key.mode() + ", token=" + token + ", "
+                + (state.get() == HELD
+                        ? "held, " + remaining().toMillis() + "ms left"
+                        : state.get() == LOST ? "lost" : "released")
+                + "]";
+    }
+}

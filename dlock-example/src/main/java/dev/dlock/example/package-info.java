@@ -1,0 +1,2 @@
+/** An example Spring Boot application using dlock's starter. */
+package dev.dlock.example;

@@ -1,0 +1,81 @@
+--[[
+dlock: the hold-back after a lost state, shared by exclusive.lua and dlock.lua (LuaScript puts this text
+in front of each of them). Every grant calls holdBack first; it grants nothing while a lease this server
+may have forgotten could still be valid.
+
+One key per namespace, '<namespace>:epoch', never expiring (in a Cluster one per namespace and hash
+slot, '<namespace>:epoch:{<tag>}' with a tag of the resource's slot, since a script reaches only the keys
+of its own slot):
+  '<run id> <base ms> <max lease ms>'
+  run id    INFO server's run_id of the server process that wrote it (a new one on every start)
+  base      epoch milliseconds (server clock) after which this server can have lost no grant
+  max lease the longest lease the clients of the namespace declared (the largest seen)
+Grants are held back until base + max lease + drift (1% + 2 ms).
+
+  - Missing (a server restarted without persistence, or the namespace's first grant), or written by
+    another process (restarted from an RDB or AOF file, which may miss the last writes; keys moved by a
+    Cluster reshard; a replica promoted by a failover): it depends on whether this process ever
+    replicated another server (INFO replication's second_repl_offset is set: a replica promoted by a
+    Sentinel or Cluster failover, or a master that took its replication history from an RDB file).
+    - Never: its data is its own writes, a file it loaded at its start or keys moved to it, so any grant
+      lost was made before this process started: base is its start (from uptime_in_seconds, rounded up
+      to the next second), or the marker's own base if later (a marker moved here during its writer's
+      hold-back).
+    - Once: it may have missed the last grants of the server it replicated (the marker included, when
+      the namespace's first grant was among them), so the loss may be as late as now: base is now.
+  - A client declaring a shorter max lease than the one recorded is refused: after a loss only the
+    declaring client's value is known, so every client of a namespace must declare the same (or larger).
+A FLUSHALL or a DEL of the key on a server that keeps running is not seen as a loss (it reads as the
+namespace's first grant); nor is a master demoted to a replica and promoted again without a restart
+that missed the new master's rewrite of the marker (it reads its own run id). docs/safety.md says so.
+]]
+
+-- Busy answers caused by a hold-back are -(HELD_BACK + milliseconds left + 1), so the client can tell
+-- them from a busy lock (RedisBackend.HELD_BACK, same value; leases are at most 365 days, far below it).
+local HELD_BACK = 1099511627776
+
+-- Whether this process took over another server's history: promoted from replica, or (a master) loaded
+-- a replication id from an RDB file. Read only when the marker is missing or another process wrote it;
+-- unknown counts as yes.
+local function onceReplicated()
+  local second = string.match(redis.call('INFO', 'replication'), 'second_repl_offset:(%-?%d+)')
+  return second == nil or tonumber(second) >= 0
+end
+
+-- Returns the milliseconds grants stay held back (0: grant), or nil and an error message.
+-- epoch: the namespace's marker key; maxLease: the client's declared max lease in ms; nowMillis: TIME.
+local function holdBack(epoch, maxLease, nowMillis)
+  local info = redis.call('INFO', 'server')
+  local run = string.match(info, 'run_id:(%x+)')
+  local uptime = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+  local marker = redis.call('GET', epoch)
+  local markRun, base, recorded
+  if marker then
+    -- an unreadable marker reads as missing
+    markRun, base, recorded = string.match(marker, '^(%x+) (%d+) (%d+)$')
+  end
+  local write = true
+  recorded = tonumber(recorded) or 0
+  if maxLease < recorded then
+    return nil, 'dlock: this client declares maxLease ' .. maxLease .. 'ms, but a client of the same namespace '
+      .. 'declared ' .. string.format('%.0f', recorded) .. 'ms (' .. epoch .. '): every client of a namespace '
+      .. 'must declare the same maxLease, or grants after a restart could overlap its longer leases'
+  end
+  local marked = tonumber(base) or 0
+  if markRun == run then
+    base = marked
+    write = maxLease > recorded
+  elseif onceReplicated() then
+    base = nowMillis
+  else
+    -- a marker moved here with its writer's hold-back still running keeps it
+    base = math.max((math.floor(nowMillis / 1000) - uptime + 1) * 1000, marked)
+  end
+  local longest = math.max(maxLease, recorded)
+  if write then
+    redis.call('SET', epoch, run .. ' ' .. string.format('%.0f', base) .. ' ' .. string.format('%.0f', longest))
+  end
+  local untilMillis = base + longest + math.floor(longest / 100) + 2
+  return math.max(untilMillis - nowMillis, 0)
+end
+

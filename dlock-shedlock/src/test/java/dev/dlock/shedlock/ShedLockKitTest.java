@@ -1,0 +1,167 @@
+package dev.dlock.shedlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dlock.Lease;
+import dev.dlock.LeaseLostException;
+import dev.dlock.LockClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockExtender;
+import net.javacrumbs.shedlock.core.LockingTaskExecutor;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * ShedLock's own provider test kit (shedlock-test-support: every case of {@link
+ * AbstractExtensibleLockProviderIntegrationTest} and of the plain provider test it extends) on one store,
+ * plus what this provider adds: the minimum hold measured against another process's client, the fencing
+ * token inside a job, the lost signal of a job that outlives {@code lockAtMostFor}, and no waiting.
+ *
+ * <p>Each test method works in a namespace of its own, so the names the kit reuses ({@code name2}, the fuzz
+ * test's {@code lock1}) and locks left held by a minimum hold never meet another method's.
+ */
+abstract class ShedLockKitTest extends AbstractExtensibleLockProviderIntegrationTest {
+    private final String namespace =
+            "shed-" + Integer.toHexString(ThreadLocalRandom.current().nextInt() >>> 4);
+    private final List<LockClient> clients = new ArrayList<>();
+    private LockClient client;
+    private DlockLockProvider provider;
+
+    /** The URI of the store this class tests. */
+    abstract String uri();
+
+    @BeforeEach
+    void connect() {
+        client = newClient();
+        provider = DlockLockProvider.of(client);
+    }
+
+    @AfterEach
+    void closeClients() {
+        clients.forEach(LockClient::close);
+    }
+
+    /** Another client of the same store and namespace, as another process would have. */
+    LockClient newClient() {
+        LockClient c = LockClient.builder(uri()).namespace(namespace).build();
+        clients.add(c);
+        return c;
+    }
+
+    @Override
+    protected ExtensibleLockProvider getLockProvider() {
+        return provider;
+    }
+
+    @Override
+    protected void assertLocked(String lockName) {
+        assertThat(client.describe(lockName)).as("holders of %s", lockName).isNotEmpty();
+    }
+
+    @Override
+    protected void assertUnlocked(String lockName) {
+        assertThat(client.describe(lockName)).as("holders of %s", lockName).isEmpty();
+    }
+
+    static LockConfiguration config(String name, Duration lockAtMostFor, Duration lockAtLeastFor) {
+        return new LockConfiguration(Instant.now(), name, lockAtMostFor, lockAtLeastFor);
+    }
+
+    @Test
+    void aJobEndingEarlyKeepsTheLockFromOtherProcessesForLockAtLeastFor() throws Exception {
+        DlockLockProvider otherProcess = DlockLockProvider.of(newClient());
+        Duration atLeast = Duration.ofMillis(1500);
+        SimpleLock lock =
+                provider.lock(config("report", Duration.ofSeconds(30), atLeast)).orElseThrow();
+        long started = System.nanoTime();
+        lock.unlock();
+
+        Optional<SimpleLock> next;
+        while ((next = otherProcess.lock(config("report", Duration.ofSeconds(30), Duration.ZERO))).isEmpty()) {
+            Thread.sleep(1);
+        }
+        long heldMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        next.get().unlock();
+        assertThat(heldMillis)
+                .as("the lock went to another process after %d ms", heldMillis)
+                .isGreaterThanOrEqualTo(atLeast.toMillis())
+                .isLessThan(atLeast.toMillis() + 3_000);
+    }
+
+    @Test
+    void aJobReadsTheFencingTokenOfItsRunWhichAnExtensionKeeps() {
+        LockingTaskExecutor executor = new DefaultLockingTaskExecutor(provider);
+        List<Long> tokens = new ArrayList<>();
+        for (int run = 0; run < 3; run++) {
+            executor.executeWithLock(
+                    (Runnable) () -> {
+                        long token = DlockLockAssert.currentToken();
+                        assertThat(client.describe("job")
+                                        .get(0)
+                                        .holders()
+                                        .get(0)
+                                        .fencingToken())
+                                .isEqualTo(token);
+                        LockExtender.extendActiveLock(Duration.ofSeconds(20), Duration.ZERO);
+                        assertThat(DlockLockAssert.currentToken()).isEqualTo(token);
+                        assertThat(DlockLockAssert.currentLease().orElseThrow().isValid())
+                                .isTrue();
+                        tokens.add(token);
+                    },
+                    config("job", Duration.ofSeconds(10), Duration.ZERO));
+        }
+        assertThat(tokens).hasSize(3).isSorted().doesNotHaveDuplicates();
+        assertThat(DlockLockAssert.currentLease()).isEmpty();
+        assertThatThrownBy(DlockLockAssert::currentToken)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("holds no lock of a DlockLockProvider");
+        assertUnlocked("job");
+    }
+
+    @Test
+    void aJobOutlivingLockAtMostForIsToldAndAnotherProcessGetsTheLock() throws Exception {
+        DlockLockProvider otherProcess = DlockLockProvider.of(newClient());
+        SimpleLock lock = provider.lock(config("slow", Duration.ofMillis(300), Duration.ZERO))
+                .orElseThrow();
+        Lease lease = DlockLockAssert.currentLease().orElseThrow();
+
+        assertThat(lease.whenLost().get(10, TimeUnit.SECONDS)).isNotNull();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Optional<SimpleLock> taken;
+        while ((taken = otherProcess.lock(config("slow", Duration.ofSeconds(10), Duration.ZERO))).isEmpty()) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("the store frees the lock")
+                    .isNegative();
+            Thread.sleep(5);
+        }
+        assertThatThrownBy(lock::unlock).isInstanceOf(LeaseLostException.class).hasMessageContaining("slow");
+        taken.get().unlock();
+        assertThat(DlockLockAssert.currentLease()).isEmpty();
+    }
+
+    @Test
+    void lockNeverWaitsForAnotherHolder() {
+        DlockLockProvider otherProcess = DlockLockProvider.of(newClient());
+        SimpleLock held = otherProcess
+                .lock(config("busy", Duration.ofSeconds(30), Duration.ZERO))
+                .orElseThrow();
+        long start = System.nanoTime();
+        assertThat(provider.lock(config("busy", Duration.ofSeconds(30), Duration.ZERO)))
+                .isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        held.unlock();
+    }
+}
