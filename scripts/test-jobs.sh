@@ -3,7 +3,7 @@
 # (each lane a sequence of jobs, one call of this script); alone it needs a build first:
 #   mvn -B verify -DskipTests && scripts/test-jobs.sh redis jdbc
 #   scripts/test-jobs.sh [--log DIR] JOB...   (--log: each job's output goes to DIR/JOB.log, printed if it fails)
-#   scripts/test-jobs.sh --list               (the jobs with their expected seconds, longest first)
+#   scripts/test-jobs.sh --list               (the jobs: name:expected seconds[:heavy], longest first)
 #
 # A module job runs `mvn test` on the build's classes (see NO_BUILD), and -am brings the modules it
 # depends on into the reactor without running their tests (the -Dtest patterns name only the job's own
@@ -14,12 +14,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# name:expected seconds (from the last CI dry run in lanes, 2026-11-26): the lanes are planned with these,
-# longest first. The Redis and JDBC contract classes (125-205 s each) are jobs of their own, so that no lane
-# carries a whole store module's 14-17 minutes.
-JOBS="jdbc-contract:530 redis-contract-b:440 etcd:420 redis-contract-a:370 core-tck:340 jdbc:320 cli-bench:290
-  release-chaos:270 zookeeper:240 redis:220 shedlock:160 spin:150 vt:90 starter-example-micrometer-chaos:90
-  integration:60"
+# name:expected seconds[:heavy] (from the last CI dry run in lanes, 2026-11-26): the lanes are planned with
+# these, longest first. The Redis and JDBC contract classes (125-205 s each) are jobs of their own, so that
+# no lane carries a whole store module's 14-17 minutes. Heavy: the job keeps a core busy for most of its
+# time (scripts/test.sh runs the heavy jobs one after another in one lane).
+JOBS="jdbc-contract:490 redis-contract-b:490 etcd:360 redis-contract-a:330 release-chaos:310:heavy jdbc:300
+  cli-bench:290:heavy zookeeper:280 core-tck:230 redis:230 shedlock:200 spin:170:heavy
+  starter-example-micrometer-chaos:150 model-check:110:heavy integration:80 vt:80:heavy"
 
 # What a job adds to `mvn test` so that it only runs tests: the build's checks and classes are reused, and the
 # compiler's up-to-date check writes nothing (the incremental one rewrites its file lists in every module of
@@ -49,7 +50,9 @@ contracts() {
 
 job() {
   case $1 in
-    core-tck) mvn_test dlock-core,dlock-test-support,dlock-tck "" ;;
+    core-tck) mvn_test dlock-core,dlock-test-support,dlock-tck \
+      "dev/dlock/**/*Test,!dev/dlock/internal/HandOffModelCheckTest" ;;
+    model-check) mvn_test dlock-core dev/dlock/internal/HandOffModelCheckTest surefire-reports-model-check ;;
     redis) mvn_test dlock-redis "$(pkg redis),!dev/dlock/redis/**/*ContractTest" ;;
     redis-contract-a) mvn_test dlock-redis "$(contracts redis RedisContractTest RedisSentinelContractTest)" \
       surefire-reports-contract-a ;;

@@ -5,7 +5,8 @@
 # scripts/test.sh also prints each job's wall time as it ends; target/test-lanes/ keeps the jobs' logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 - "${1:-20}" dlock-*/target/surefire-reports dlock-*/target/surefire-reports-contract* <<'PY'
+python3 - "${1:-20}" dlock-*/target/surefire-reports dlock-*/target/surefire-reports-contract* \
+  dlock-*/target/surefire-reports-model-check <<'PY'
 import glob, os, sys, xml.etree.ElementTree as ET
 top, dirs = int(sys.argv[1]), sys.argv[2:]
 modules, classes, cases = {}, [], []

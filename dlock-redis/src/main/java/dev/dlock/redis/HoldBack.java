@@ -1,7 +1,9 @@
 package dev.dlock.redis;
 
+import dev.dlock.spi.DriftMargin;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The settings of the hold-back after a lost state: the longest lease the client declares, and whether
@@ -47,6 +49,15 @@ record HoldBack(Duration maxLease, boolean unsafeGrantAfterRestart) {
 
     HoldBack withUnsafeGrantAfterRestart(boolean unsafe) {
         return new HoldBack(maxLease, unsafe);
+    }
+
+    /**
+     * The drift margin of {@link #maxLease} in whole milliseconds, sent to the scripts beside it: the hold-back
+     * ends a {@link DriftMargin} after the longest lease could have run out, and the margin is defined there
+     * only.
+     */
+    String marginArg() {
+        return Long.toString(TimeUnit.NANOSECONDS.toMillis(DriftMargin.nanos(maxLease.toMillis())));
     }
 
     /** Whether grants run the check. */

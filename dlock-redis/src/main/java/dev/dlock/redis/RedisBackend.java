@@ -139,6 +139,7 @@ final class RedisBackend implements LockBackend {
         if (holdBack.on()) {
             keyNames.add(connections.isCluster() ? keys.clusterEpoch() : ResourceKeys.epoch(key.namespace()));
             args.add(Long.toString(holdBack.maxLease().toMillis()));
+            args.add(holdBack.marginArg());
         }
         String[] keyArray = keyNames.toArray(String[]::new);
         String[] argArray = args.toArray(String[]::new);

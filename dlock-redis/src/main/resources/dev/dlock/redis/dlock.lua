@@ -84,9 +84,9 @@ local function wake(channel, payload)
 end
 
 -- KEYS: holders expiries queue waits tokens [epoch]
--- ARGV: op owner mode leaseMillis permits queueMillis downgradeFrom('' if none) name tokenBlock [maxLeaseMillis]
--- The epoch key and max lease are given unless the client opted out of the hold-back (epoch.lua); the
--- token block always (tokens.lua).
+-- ARGV: op owner mode leaseMillis permits queueMillis downgradeFrom('' if none) name tokenBlock [maxLeaseMillis
+-- marginMillis]. The epoch key, max lease and its drift margin are given unless the client opted out of
+-- the hold-back (epoch.lua); the token block always (tokens.lua).
 -- Returns the token (> 0) when granted; when busy -(milliseconds until the first hold or queue entry
 -- expires) - 1, or 0 when there is none; when held back -(HELD_BACK + milliseconds left) - 1.
 local function acquire()
@@ -118,7 +118,7 @@ local function acquire()
   local heldBack = 0
   if grant and KEYS[6] then
     local problem
-    heldBack, problem = holdBack(KEYS[6], tonumber(ARGV[10]), now)
+    heldBack, problem = holdBack(KEYS[6], ARGV[10], ARGV[11], now)
     if not heldBack then
       return redis.error_reply(problem)
     end

@@ -10,7 +10,8 @@ of its own slot):
   run id    INFO server's run_id of the server process that wrote it (a new one on every start)
   base      epoch milliseconds (server clock) after which this server can have lost no grant
   max lease the longest lease the clients of the namespace declared (the largest seen)
-Grants are held back until base + max lease + drift (1% + 2 ms).
+Grants are held back until base + max lease + the drift margin the client sends with its max lease
+(dev.dlock.spi.DriftMargin, the one definition of the margin).
 
   - Missing (a server restarted without persistence, or the namespace's first grant), or written by
     another process (restarted from an RDB or AOF file, which may miss the last writes; keys moved by a
@@ -43,8 +44,14 @@ local function onceReplicated()
 end
 
 -- Returns the milliseconds grants stay held back (0: grant), or nil and an error message.
--- epoch: the namespace's marker key; maxLease: the client's declared max lease in ms; nowMillis: TIME.
-local function holdBack(epoch, maxLease, nowMillis)
+-- epoch: the namespace's marker key; maxLease, margin: the client's declared max lease and the drift
+-- margin for it, in ms, as sent (ARGV text); nowMillis: TIME.
+local function holdBack(epoch, maxLease, margin, nowMillis)
+  maxLease, margin = tonumber(maxLease), tonumber(margin)
+  if maxLease == nil or margin == nil or maxLease < 1 or margin < 0 then
+    return nil, 'dlock: the hold-back needs the max lease and its drift margin (whole milliseconds), got '
+      .. tostring(maxLease) .. ' and ' .. tostring(margin)
+  end
   local info = redis.call('INFO', 'server')
   local run = string.match(info, 'run_id:(%x+)')
   local uptime = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
@@ -71,11 +78,12 @@ local function holdBack(epoch, maxLease, nowMillis)
     -- a marker moved here with its writer's hold-back still running keeps it
     base = math.max((math.floor(nowMillis / 1000) - uptime + 1) * 1000, marked)
   end
-  local longest = math.max(maxLease, recorded)
+  -- maxLease >= recorded here (a shorter one was refused above): it is the longest lease, and the margin
+  -- the client sent is the one for it.
   if write then
-    redis.call('SET', epoch, run .. ' ' .. string.format('%.0f', base) .. ' ' .. string.format('%.0f', longest))
+    redis.call('SET', epoch, run .. ' ' .. string.format('%.0f', base) .. ' ' .. string.format('%.0f', maxLease))
   end
-  local untilMillis = base + longest + math.floor(longest / 100) + 2
+  local untilMillis = base + maxLease + margin
   return math.max(untilMillis - nowMillis, 0)
 end
 

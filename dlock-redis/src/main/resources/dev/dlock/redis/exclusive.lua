@@ -62,9 +62,9 @@ local function ownHold(hold, owner)
   return nil
 end
 
--- KEYS: hold tokens waiting [epoch]; ARGV: op owner leaseMillis queueMillis name tokenBlock [maxLeaseMillis].
--- The epoch key and max lease are given unless the client opted out of the hold-back (epoch.lua); the
--- token block always (tokens.lua).
+-- KEYS: hold tokens waiting [epoch]; ARGV: op owner leaseMillis queueMillis name tokenBlock [maxLeaseMillis
+-- marginMillis]. The epoch key, max lease and its drift margin are given unless the client opted out of
+-- the hold-back (epoch.lua); the token block always (tokens.lua).
 -- Returns the token (> 0) when granted; when busy -(milliseconds the hold has left) - 1, or 0 if unknown;
 -- when held back -(HELD_BACK + milliseconds left) - 1.
 local function acquire()
@@ -78,7 +78,7 @@ local function acquire()
     local clock = redis.call('TIME')
     local nowMicros = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
     if KEYS[4] then
-      local wait, problem = holdBack(KEYS[4], tonumber(ARGV[7]), math.floor(nowMicros / 1000))
+      local wait, problem = holdBack(KEYS[4], ARGV[7], ARGV[8], math.floor(nowMicros / 1000))
       if not wait then
         return redis.error_reply(problem)
       end
