@@ -9,6 +9,7 @@ import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.LockException;
 import dev.dlock.LockListener;
+import dev.dlock.LockTimeoutException;
 import dev.dlock.spi.LockBackendProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -163,6 +164,42 @@ class EngineRaceTest {
                 Duration.ofSeconds(3),
                 "the late subscription was cancelled",
                 () -> f.get().liveSubscriptions.get() == 0);
+        held.close();
+    }
+
+    /**
+     * A store that refuses wake-ups while it answers calls (a Redis client's notification connection not
+     * back yet after a restart) does not end a wait: the waiter asks again and gets the lock once it is
+     * released. Seen in HoldBackTest, where the wait failed at once with the refusal.
+     */
+    @Test
+    void aRefusedSubscriptionDoesNotEndTheWait() throws Exception {
+        Lease held = client().lock("refused-sub").acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient waiter = faulty(f, b -> {});
+        f.get().subscribesToRefuse.set(3);
+        CompletableFuture<Lease> waiting = waiter.lock("refused-sub").acquireAsync(Duration.ofSeconds(10));
+        awaitTrue(
+                Duration.ofSeconds(5),
+                "the refusals were seen",
+                () -> f.get().subscribesToRefuse.get() == 0);
+        assertThat(waiting).as("still waiting after the refusals").isNotDone();
+        held.close();
+        try (Lease lease = waiting.get(5, TimeUnit.SECONDS)) {
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void aWaitWhoseSubscriptionsAreRefusedTimesOutNamingTheRefusal() throws Exception {
+        Lease held = client().lock("refused-all").acquire(Duration.ofSeconds(1));
+        AtomicReference<FaultyBackend> f = new AtomicReference<>();
+        LockClient waiter = faulty(f, b -> {});
+        f.get().subscribesToRefuse.set(Integer.MAX_VALUE);
+        assertThatThrownBy(() -> waiter.lock("refused-all").acquire(Duration.ofMillis(600)))
+                .isInstanceOf(LockTimeoutException.class)
+                .hasMessageContaining("refused wake-ups")
+                .hasMessageContaining("Currently not connected (test)");
         held.close();
     }
 

@@ -51,6 +51,8 @@ final class FaultyBackend extends ForwardingLockBackend {
     final CountDownLatch renewGate = new CountDownLatch(1);
     /** Milliseconds by which each subscribe reaches the store late. */
     volatile long subscribeDelayMillis;
+    /** How many of the next subscribes are refused at once, as by a client whose connection is down. */
+    final AtomicInteger subscribesToRefuse = new AtomicInteger();
 
     /** Subscriptions the store has set up and nobody has cancelled yet. */
     final AtomicInteger liveSubscriptions = new AtomicInteger();
@@ -128,6 +130,9 @@ final class FaultyBackend extends ForwardingLockBackend {
 
     @Override
     public CompletionStage<Subscription> subscribe(LockKey key, WakeListener listener) {
+        if (subscribesToRefuse.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            return CompletableFuture.failedFuture(new IllegalStateException("Currently not connected (test)"));
+        }
         return pass(
                 subscribeDelayMillis, () -> delegate.subscribe(key, listener).thenApply(sub -> {
                     liveSubscriptions.incrementAndGet();

@@ -179,8 +179,7 @@ public final class StoreCalls {
             if (!head.result.isDone()) {
                 trackLateAnswer(head);
             }
-            head.result.completeExceptionally(
-                    new LockBackendException(head.what() + ": the store did not answer within " + operationTimeout));
+            head.result.completeExceptionally(new NoAnswer(head.what(), operationTimeout));
             unanswered.remove(head);
         }
         scheduleExpiry();
@@ -213,6 +212,15 @@ public final class StoreCalls {
             result.completeExceptionally(storeFailure(what(verb, name, detail), error));
         } else if (!result.complete(value) && lateAnswer != null) {
             lateAnswer.accept(value);
+        }
+    }
+
+    /** A store call not answered within the operation timeout (the store may have acted on it all the same). */
+    public static final class NoAnswer extends LockBackendException {
+        private static final long serialVersionUID = 1L;
+
+        NoAnswer(String what, Duration operationTimeout) {
+            super(what + ": the store did not answer within " + operationTimeout);
         }
     }
 

@@ -1,7 +1,6 @@
 package dev.dlock.internal.wait;
 
 import dev.dlock.LockException;
-import dev.dlock.LockTimeoutException;
 import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.internal.lease.Terms;
@@ -10,9 +9,9 @@ import dev.dlock.internal.store.StoreCalls;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.LockKey;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -38,9 +37,15 @@ import java.util.function.Supplier;
  * released at once, so nothing is left held; a waiting caller that gives up removes its store queue entry.
  * Give-backs and queue exits are retried until the store answers them or the client closes, as releases
  * are ({@link Store#releaseUntilAnswered}): on a store that binds them to a session, one lost at a bad
- * moment would otherwise stay as long as the session.
+ * moment would otherwise stay as long as the session. A wake-up subscription the store refuses while it
+ * answers calls (a Redis client whose notification connection is not back yet after a restart) does not
+ * end the wait: it asks again every 100 ms and subscribes again at its next busy answer; a subscription the
+ * store does not answer within the operation timeout fails the wait, as any unanswered call does.
  */
 public final class Acquisition {
+    /** How soon a wait whose wake-up subscription was refused asks the store again. */
+    private static final long POLL_WITHOUT_WAKE_UPS_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     private enum State {
         QUEUED,
         IN_FLIGHT,
@@ -52,8 +57,7 @@ public final class Acquisition {
     private final Terms terms;
     final LockKey key;
 
-    private final CompletableFuture<LeaseImpl> result = new CompletableFuture<>();
-    private final long startNanos;
+    private final WaitOutcome outcome;
     private final long deadlineNanos;
     private final long waitNanos;
     private final String downgradeFrom;
@@ -65,6 +69,8 @@ public final class Acquisition {
     private boolean subscribed;
     /** Whether an attempt was sent: only then may the store hold a queue entry of ours. */
     private boolean attempted;
+    /** The last refusal of a wake-up subscription, named if the wait times out; null if none. */
+    private LockException wakeUpsRefused;
 
     private ScheduledFuture<?> timer;
     /** Ends a timed wait at its deadline, whatever is in flight then (a zero wait makes one attempt). */
@@ -82,14 +88,10 @@ public final class Acquisition {
         this.key = terms.key();
         this.waitNanos = waitNanos;
         this.downgradeFrom = downgradeFrom;
-        this.startNanos = System.nanoTime();
-        this.deadlineNanos = Checks.deadline(startNanos, waitNanos);
+        this.outcome = new WaitOutcome(parts.events(), key, waitNanos);
+        this.deadlineNanos = Checks.deadline(outcome.startNanos(), waitNanos);
         this.request = new WaitRequest(terms, owners, waitNanos, downgradeFrom);
-        result.whenComplete((lease, error) -> {
-            if (result.isCancelled() && abandon()) {
-                parts.events().failed(key.name(), System.nanoTime() - startNanos, error);
-            }
-        });
+        outcome.onCancel(this::abandon);
     }
 
     /** The owner id of the current attempt. */
@@ -103,12 +105,12 @@ public final class Acquisition {
      * @return completes with the lease, or the failure (timeout, store failure, client closed)
      */
     public CompletableFuture<LeaseImpl> result() {
-        return result;
+        return outcome.future();
     }
 
     /** Cancels the wait; a lease granted meanwhile is released. */
     public void cancel() {
-        result.cancel(false);
+        outcome.future().cancel(false);
     }
 
     /**
@@ -119,14 +121,14 @@ public final class Acquisition {
     void armDeadline(boolean head) {
         if (waitNanos == 0) {
             if (!head) {
-                fail(timeout(""));
+                fail(outcome.timeout(""));
             }
             return;
         }
         if (deadlineNanos == Long.MAX_VALUE) {
             return;
         }
-        ScheduledFuture<?> t = parts.store().schedule(() -> fail(timeout("")), deadlineNanos - System.nanoTime());
+        ScheduledFuture<?> t = parts.store().schedule(() -> fail(deadlinePassed()), deadlineNanos - System.nanoTime());
         lock.lock();
         try {
             if (state == State.DONE) {
@@ -218,7 +220,7 @@ public final class Acquisition {
 
     /** When this caller asked: a hold passes to it without the store only if confirmed since ({@link Cohort}). */
     long askedNanos() {
-        return startNanos;
+        return outcome.startNanos();
     }
 
     /** Whether the wait goes on: not done, deadline not passed. */
@@ -294,7 +296,7 @@ public final class Acquisition {
             lock.unlock();
         }
         switch (next) {
-            case TIME_OUT -> fail(timeout(""));
+            case TIME_OUT -> fail(deadlinePassed());
             case SUBSCRIBE -> subscribeThenRetry();
             case RETRY -> attempt();
             case WAIT -> {}
@@ -312,12 +314,48 @@ public final class Acquisition {
 
     private void subscribeThenRetry() {
         parts.queues().subscribe(key).whenComplete((ok, error) -> {
-            if (error != null) {
-                fail(StoreCalls.storeFailure("subscribe to '" + key.name() + "'", error));
-            } else if (isInFlight()) { // not if the caller gave up while subscribing
-                attempt();
+            if (error == null) {
+                if (isInFlight()) { // not if the caller gave up while subscribing
+                    attempt();
+                }
+                return;
+            }
+            LockException failure = StoreCalls.storeFailure("subscribe to '" + key.name() + "'", error);
+            if (failure instanceof StoreCalls.NoAnswer || parts.store().isClosed()) {
+                fail(failure); // the store does not answer, as for any call; or the client is closing
+            } else {
+                pollWithoutWakeUps(failure);
             }
         });
+    }
+
+    /**
+     * The store refused the subscription while it answers calls (a Redis client whose notification
+     * connection is not back yet after a restart): wait on, asking again after a short pause, and subscribe
+     * again at the next busy answer. The deadline still ends the wait, naming the refusal.
+     */
+    private void pollWithoutWakeUps(LockException refusal) {
+        boolean retryNow = false;
+        lock.lock();
+        try {
+            if (state != State.IN_FLIGHT) {
+                return;
+            }
+            subscribed = false;
+            wakeUpsRefused = refusal;
+            if (wakePending) { // a local release meanwhile: the resource may be free now
+                wakePending = false;
+                retryNow = true;
+            } else {
+                state = State.PAUSED;
+                timer = parts.store().schedule(() -> wake(true), POLL_WITHOUT_WAKE_UPS_NANOS);
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (retryNow) {
+            attempt();
+        }
     }
 
     private boolean isInFlight() {
@@ -371,13 +409,10 @@ public final class Acquisition {
         if (parts.store().isClosed()) {
             // close() marks the client closed before it looks at held leases: one of us releases it.
             lease.releaseAsync();
-            LockException cause = new LockException("the LockClient was closed while waiting");
-            parts.events().failed(key.name(), System.nanoTime() - startNanos, cause);
-            result.completeExceptionally(cause);
+            outcome.fail(new LockException("the LockClient was closed while waiting"));
             return;
         }
-        parts.events().acquired(key.name(), System.nanoTime() - startNanos);
-        if (!result.complete(lease)) {
+        if (!outcome.grant(lease)) {
             lease.releaseAsync();
         }
     }
@@ -394,7 +429,7 @@ public final class Acquisition {
             request.drawFreshOwner();
             attempt();
         } else {
-            fail(timeout(": the store's grant arrived when the lease would already have expired"));
+            fail(outcome.timeout(": the store's grant arrived when the lease would already have expired"));
         }
     }
 
@@ -406,7 +441,7 @@ public final class Acquisition {
         } finally {
             lock.unlock();
         }
-        result.completeExceptionally(cause);
+        outcome.reject(cause);
     }
 
     /**
@@ -418,8 +453,7 @@ public final class Acquisition {
         if (!abandon()) {
             return false;
         }
-        parts.events().failed(key.name(), System.nanoTime() - startNanos, cause);
-        result.completeExceptionally(cause);
+        outcome.fail(cause);
         return true;
     }
 
@@ -463,15 +497,23 @@ public final class Acquisition {
         return true;
     }
 
+    /** The timeout at the deadline, naming a refused wake-up subscription if there was one. */
+    private LockException deadlinePassed() {
+        LockException refused;
+        lock.lock();
+        try {
+            refused = wakeUpsRefused;
+        } finally {
+            lock.unlock();
+        }
+        return outcome.timeout(
+                refused == null ? "" : " (the store refused wake-ups meanwhile: " + refused.getMessage() + ")");
+    }
+
     private void cancelTimer() {
         if (timer != null) {
             timer.cancel(false);
             timer = null;
         }
-    }
-
-    private LockTimeoutException timeout(String detail) {
-        return new LockTimeoutException("could not acquire " + key.mode().name().toLowerCase() + " lock '" + key.name()
-                + "' within " + Duration.ofNanos(waitNanos) + detail);
     }
 }
