@@ -131,7 +131,8 @@ fi
 # timeouts: the machine is ~80% idle under three lanes of them), so lanes overlap the waits; they share
 # nothing but servers on free ports (see test-jobs.sh). The jobs that keep a core busy (`--list` marks them
 # heavy: the bench, the Promela models, 2,000 virtual threads per store, the release packaging and fault
-# suite) all go to lane 1, one after another, so that no two of them starve the waiting jobs' timers.
+# suite) all go to lane 1, one after another, so that no two of them starve the waiting jobs' timers; those
+# that only compute run at nice 15 (test-jobs.sh: nicely).
 lanes=${DLOCK_TEST_LANES:-4}
 [[ "$lanes" =~ ^[1-9][0-9]*$ ]] || die "DLOCK_TEST_LANES must be a positive number, not '$lanes'"
 if [ "$lanes" -eq 1 ]; then
