@@ -8,7 +8,6 @@ import dev.dlock.internal.store.Store;
 import dev.dlock.internal.store.StoreCalls;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
-import dev.dlock.spi.LockKey;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +41,7 @@ import java.util.function.Supplier;
  * end the wait: it asks again every 100 ms and subscribes again at its next busy answer; a subscription the
  * store does not answer within the operation timeout fails the wait, as any unanswered call does.
  */
-public final class Acquisition {
+public final class Acquisition extends WaitOutcome {
     /** How soon a wait whose wake-up subscription was refused asks the store again. */
     private static final long POLL_WITHOUT_WAKE_UPS_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -55,11 +54,8 @@ public final class Acquisition {
 
     private final Parts parts;
     private final Terms terms;
-    final LockKey key;
 
-    private final WaitOutcome outcome;
     private final long deadlineNanos;
-    private final long waitNanos;
     private final String downgradeFrom;
     private final WaitRequest request;
 
@@ -83,15 +79,12 @@ public final class Acquisition {
      * @param downgradeFrom the owner of this thread's write hold when it takes the read lock, else null
      */
     Acquisition(Parts parts, Terms terms, Supplier<String> owners, long waitNanos, String downgradeFrom) {
+        super(parts.events(), terms.key(), waitNanos);
         this.parts = parts;
         this.terms = terms;
-        this.key = terms.key();
-        this.waitNanos = waitNanos;
         this.downgradeFrom = downgradeFrom;
-        this.outcome = new WaitOutcome(parts.events(), key, waitNanos);
-        this.deadlineNanos = Checks.deadline(outcome.startNanos(), waitNanos);
+        this.deadlineNanos = Checks.deadline(startNanos(), waitNanos);
         this.request = new WaitRequest(terms, owners, waitNanos, downgradeFrom);
-        outcome.onCancel(this::abandon);
     }
 
     /** The owner id of the current attempt. */
@@ -105,12 +98,12 @@ public final class Acquisition {
      * @return completes with the lease, or the failure (timeout, store failure, client closed)
      */
     public CompletableFuture<LeaseImpl> result() {
-        return outcome.future();
+        return future();
     }
 
     /** Cancels the wait; a lease granted meanwhile is released. */
     public void cancel() {
-        outcome.future().cancel(false);
+        future().cancel(false);
     }
 
     /**
@@ -121,7 +114,7 @@ public final class Acquisition {
     void armDeadline(boolean head) {
         if (waitNanos == 0) {
             if (!head) {
-                fail(outcome.timeout(""));
+                fail(timeout(""));
             }
             return;
         }
@@ -220,7 +213,7 @@ public final class Acquisition {
 
     /** When this caller asked: a hold passes to it without the store only if confirmed since ({@link Cohort}). */
     long askedNanos() {
-        return outcome.startNanos();
+        return startNanos();
     }
 
     /** Whether the wait goes on: not done, deadline not passed. */
@@ -409,10 +402,10 @@ public final class Acquisition {
         if (parts.store().isClosed()) {
             // close() marks the client closed before it looks at held leases: one of us releases it.
             lease.releaseAsync();
-            outcome.fail(new LockException("the LockClient was closed while waiting"));
+            completeFailed(new LockException("the LockClient was closed while waiting"));
             return;
         }
-        if (!outcome.grant(lease)) {
+        if (!completeGranted(lease)) {
             lease.releaseAsync();
         }
     }
@@ -429,7 +422,7 @@ public final class Acquisition {
             request.drawFreshOwner();
             attempt();
         } else {
-            fail(outcome.timeout(": the store's grant arrived when the lease would already have expired"));
+            fail(timeout(": the store's grant arrived when the lease would already have expired"));
         }
     }
 
@@ -441,7 +434,7 @@ public final class Acquisition {
         } finally {
             lock.unlock();
         }
-        outcome.reject(cause);
+        completeRejected(cause);
     }
 
     /**
@@ -453,12 +446,13 @@ public final class Acquisition {
         if (!abandon()) {
             return false;
         }
-        outcome.fail(cause);
+        completeFailed(cause);
         return true;
     }
 
     /** Moves to DONE from any other state, leaves the local queue and the store queue. */
-    private boolean abandon() {
+    @Override
+    boolean abandon() {
         if (!finish()) {
             return false;
         }
@@ -506,8 +500,7 @@ public final class Acquisition {
         } finally {
             lock.unlock();
         }
-        return outcome.timeout(
-                refused == null ? "" : " (the store refused wake-ups meanwhile: " + refused.getMessage() + ")");
+        return timeout(refused == null ? "" : " (the store refused wake-ups meanwhile: " + refused.getMessage() + ")");
     }
 
     private void cancelTimer() {
