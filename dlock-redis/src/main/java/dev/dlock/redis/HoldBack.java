@@ -2,6 +2,7 @@ package dev.dlock.redis;
 
 import dev.dlock.spi.DriftMargin;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
@@ -52,12 +53,13 @@ record HoldBack(Duration maxLease, boolean unsafeGrantAfterRestart) {
     }
 
     /**
-     * The drift margin of {@link #maxLease} in whole milliseconds, sent to the scripts beside it: the hold-back
-     * ends a {@link DriftMargin} after the longest lease could have run out, and the margin is defined there
-     * only.
+     * What the scripts are sent beside the epoch key: the max lease and its drift margin, in whole
+     * milliseconds. The hold-back ends a {@link DriftMargin} after the longest lease could have run out, and
+     * the margin is defined there only.
      */
-    String marginArg() {
-        return Long.toString(TimeUnit.NANOSECONDS.toMillis(DriftMargin.nanos(maxLease.toMillis())));
+    List<String> scriptArgs() {
+        long millis = maxLease.toMillis();
+        return List.of(Long.toString(millis), Long.toString(TimeUnit.NANOSECONDS.toMillis(DriftMargin.nanos(millis))));
     }
 
     /** Whether grants run the check. */

@@ -62,6 +62,9 @@ final class RedisBackend implements LockBackend {
     private final Renewals renewals;
     private final Inspection inspection;
     private final HoldBack holdBack;
+    /** {@link HoldBack#scriptArgs()}, sent with every acquire: made once. */
+    private final List<String> holdBackArgs;
+
     private final String server;
     /** Until when (wall clock, ms) the current hold-back has been logged; one line per hold-back. */
     private final AtomicLong holdBackLoggedUntil = new AtomicLong();
@@ -85,6 +88,7 @@ final class RedisBackend implements LockBackend {
                                 script.run(connections.commands(), ScriptOutputType.MULTI, routing, args));
         this.inspection = new Inspection(connections);
         this.holdBack = holdBack;
+        this.holdBackArgs = holdBack.scriptArgs();
         this.server = server;
     }
 
@@ -138,8 +142,7 @@ final class RedisBackend implements LockBackend {
         }
         if (holdBack.on()) {
             keyNames.add(connections.isCluster() ? keys.clusterEpoch() : ResourceKeys.epoch(key.namespace()));
-            args.add(Long.toString(holdBack.maxLease().toMillis()));
-            args.add(holdBack.marginArg());
+            args.addAll(holdBackArgs);
         }
         String[] keyArray = keyNames.toArray(String[]::new);
         String[] argArray = args.toArray(String[]::new);

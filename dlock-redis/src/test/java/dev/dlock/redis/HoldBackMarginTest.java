@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The hold-back's drift margin reaches the scripts only as an acquire argument beside the max lease
- * ({@link HoldBack#marginArg()}, computed by {@code DriftMargin}, the one definition): both scripts hold
+ * ({@link HoldBack#scriptArgs()}, computed by {@code DriftMargin}, the one definition): both scripts hold
  * grants back for the max lease plus the margin they are sent, and refuse a hold-back call without one.
  */
 class HoldBackMarginTest {
@@ -89,14 +89,14 @@ class HoldBackMarginTest {
     }
 
     @Test
-    void theClientSendsTheMarginOfItsMaxLease() {
+    void theClientSendsItsMaxLeaseAndTheMarginOfIt() {
         assertThat(HoldBack.DEFAULT
                         .withMaxLease(java.time.Duration.ofSeconds(30))
-                        .marginArg())
-                .isEqualTo("302");
+                        .scriptArgs())
+                .containsExactly("30000", "302");
         assertThat(HoldBack.DEFAULT
                         .withMaxLease(java.time.Duration.ofMillis(150))
-                        .marginArg())
-                .isEqualTo("3");
+                        .scriptArgs())
+                .containsExactly("150", "3");
     }
 }
