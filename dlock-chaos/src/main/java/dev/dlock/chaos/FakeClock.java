@@ -16,6 +16,12 @@ import java.util.Map;
  * unavailable.
  */
 final class FakeClock {
+    /**
+     * How often a process re-reads its timestamp file (libfaketime's {@code FAKETIME_CACHE_DURATION}): a
+     * step, and the step back, take effect in the process up to this long after the file was written.
+     */
+    static final long REREAD_MILLIS = 1_000;
+
     private static final List<String> CANDIDATES = List.of(
             "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
             "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
@@ -42,7 +48,7 @@ final class FakeClock {
         return Map.of(
                 "LD_PRELOAD", library(),
                 "FAKETIME_TIMESTAMP_FILE", file.toString(),
-                "FAKETIME_CACHE_DURATION", "1");
+                "FAKETIME_CACHE_DURATION", Long.toString(REREAD_MILLIS / 1_000));
     }
 
     /** Steps the clock to {@code seconds} away from real time (negative: into the past). */

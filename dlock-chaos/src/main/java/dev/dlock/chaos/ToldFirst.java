@@ -153,11 +153,16 @@ final class ToldFirst {
         return Math.min(end, deadline);
     }
 
-    /** The faults in effect on the store or on either client, from the earlier holder's invoke to the successor's grant. */
+    /**
+     * The faults in effect on the store or on either client, from the earlier holder's invoke to the
+     * successor's grant. A clock step is in effect until its process re-read the clock file after the step
+     * back ({@link FakeClock#REREAD_MILLIS} after the fault's recorded end): a fresh-seed run once counted a
+     * grant half a second after a client's step back was written as not told first.
+     */
     private static Set<Fault> faultsOn(Section old, Section next, List<FaultRecord> faults, long end) {
         Set<Fault> hit = new TreeSet<>();
         for (FaultRecord f : faults) {
-            long fEnd = f.end() < 0 ? end : f.end();
+            long fEnd = f.end() < 0 ? end : f.end() + (NOT_COUNTED.contains(f.fault()) ? FakeClock.REREAD_MILLIS : 0);
             boolean onThem = f.client() < 0 || f.client() == old.client || f.client() == next.client;
             if (onThem && f.start() <= next.grantAt && fEnd >= old.invokeAt) {
                 hit.add(f.fault());

@@ -348,6 +348,16 @@ class CheckerTest {
         assertThat(figure(successorStepped.figures(), "told_first", "not_told_first_clock_steps"))
                 .isEqualTo(1);
         assertThat(successorStepped.failures()).noneMatch(f -> f.contains("not told first"));
+
+        // Stepped back 40 ms before the holder's grant at 100 ms, so outside the window from its grant to the
+        // successor's: the process re-reads its clock file once a second, so the step was still in effect.
+        faults.clear();
+        faults.add(new FaultRecord(Fault.CLOCK_CLIENT, "client 1", 1, 10, 60));
+        Checker steppedBackJustBefore = checker(2_000);
+        assertThat(figure(steppedBackJustBefore.figures(), "told_first", "not_told_first_clock_steps"))
+                .isEqualTo(1);
+        assertThat(figure(steppedBackJustBefore.figures(), "told_first", "not_told_first"))
+                .isZero();
     }
 
     /** A release sent before the successor's grant but received after it (a busy controller) is no supersession. */
