@@ -100,6 +100,19 @@ public interface DistributedLock extends Lock {
     DistributedLock withRenewal(boolean renew);
 
     /**
+     * {@link #unlock()} with a minimum hold: the thread lets go of the lock now, but the lease stays held
+     * (and renewed) for {@code delay} more and is released then, without a thread waiting ({@link
+     * Lease#closeAfter}). A nested hold only counts down, as with {@code unlock()}; the delay applies when
+     * the outermost hold ends. A thread that locks again meanwhile waits like any other caller.
+     *
+     * @param delay how long from now the lease stays held; zero or more, at most 365 days
+     * @throws IllegalMonitorStateException if the current thread does not hold the lock
+     * @throws LeaseLostException if the lease was lost while this thread held it
+     * @throws IllegalArgumentException if the delay is null, negative or over 365 days (the lock stays held)
+     */
+    void unlockAfter(Duration delay);
+
+    /**
      * Whether the current thread holds this lock through the {@link Lock} view.
      *
      * @return true if held by this thread

@@ -106,6 +106,26 @@ public interface Lease extends AutoCloseable {
     CompletableFuture<LeaseLostException> whenLost();
 
     /**
+     * Releases the lease {@code delay} from now, without a thread waiting: a minimum hold, so that a job
+     * that ends early does not run again on another node (one whose clock is a little behind) before the
+     * hold's time is up. Until then the lease stays held and renewed, and a caller of this client waiting
+     * for the lock gets it then; use {@code lockAtLeast.minus(heldFor())} to count the hold from the grant.
+     * A delay of zero releases now, as {@link #close()} does.
+     *
+     * <p>If the {@link LockClient} closes first, the lease is not released: the store is asked to keep it
+     * for the time left and then lets it expire (Redis, SQL, memory). ZooKeeper and etcd hold a lease only
+     * as long as the client's session, so there it ends when the client closes.
+     *
+     * <p>The lease is the engine's from this call on: a loss before the release is still reported through
+     * {@link #whenLost()}, and a failed release is retried, as for {@link #close()}.
+     *
+     * @param delay how long from now the lease stays held; zero or more
+     * @throws IllegalArgumentException if the delay is null or negative
+     * @throws LockBackendException with a delay of zero, as {@link #close()}
+     */
+    void closeAfter(Duration delay);
+
+    /**
      * Releases the lease. Idempotent: closing a closed or lost lease does nothing.
      *
      * @throws LockBackendException if the store could not be told in time; the store then frees the

@@ -18,7 +18,6 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 
 /**
@@ -93,9 +92,7 @@ final class ElectCommand implements Plan, Main.Validated {
     @Override
     public void validate(CommandLine self) {
         command = GuardedCommand.checkNameAndCommand(self, name, command);
-        if (leaseTime.compareTo(Duration.ofMillis(100)) < 0) {
-            throw new ParameterException(self, "--lease must be at least 100ms, got " + leaseTime.toMillis() + "ms");
-        }
+        GuardedCommand.checkLeaseTime(self, leaseTime);
     }
 
     @Override

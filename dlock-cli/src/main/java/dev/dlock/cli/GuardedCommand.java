@@ -24,6 +24,17 @@ final class GuardedCommand {
     private GuardedCommand() {}
 
     /**
+     * Checks {@code --lease}: a lease under 100 ms would be renewed every 33 ms or less.
+     *
+     * @throws ParameterException if it is shorter
+     */
+    static void checkLeaseTime(CommandLine self, Duration leaseTime) {
+        if (leaseTime.compareTo(Duration.ofMillis(100)) < 0) {
+            throw new ParameterException(self, "--lease must be at least 100ms, got " + leaseTime.toMillis() + "ms");
+        }
+    }
+
+    /**
      * Checks NAME and CMD as parsed from {@code NAME -- CMD} or {@code -- -NAME -- CMD} and returns CMD.
      *
      * @throws ParameterException if NAME is empty or CMD is missing

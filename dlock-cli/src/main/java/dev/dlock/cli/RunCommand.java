@@ -52,7 +52,7 @@ import picocli.CommandLine.Parameters;
         sortOptions = false,
         customSynopsis = {
             "dlock run NAME [-w DURATION | -n] [--permits N | --shared | --exclusive] [--lease DURATION]",
-            "               [--grace DURATION] [--backend URI] [--namespace NS] -- CMD [ARGS...]"
+            "               [--grace DURATION] [--min-hold DURATION] [--backend URI] [--namespace NS] -- CMD [ARGS...]"
         },
         description = {
             "Wait for lock NAME, run CMD while holding it, release it when CMD exits.",
@@ -117,6 +117,14 @@ final class RunCommand implements Plan, Main.Validated {
                     + "(default: ${DEFAULT-VALUE}).")
     Duration grace;
 
+    @Option(
+            names = "--min-hold",
+            paramLabel = "DURATION",
+            description = "Hold the lock at least this long from its grant, even when CMD ends sooner: dlock waits"
+                    + " (renewing) until then, so that a job is not run again by a node whose clock is a little"
+                    + " behind. Default: none.")
+    Duration minHold;
+
     @Mixin
     BackendOption backend;
 
@@ -144,8 +152,9 @@ final class RunCommand implements Plan, Main.Validated {
             throw new ParameterException(self, "--permits must be at least 1, got " + permits);
         }
         command = GuardedCommand.checkNameAndCommand(self, name, command);
-        if (leaseTime.compareTo(Duration.ofMillis(100)) < 0) {
-            throw new ParameterException(self, "--lease must be at least 100ms, got " + leaseTime.toMillis() + "ms");
+        GuardedCommand.checkLeaseTime(self, leaseTime);
+        if (minHold != null && minHold.compareTo(DistributedLock.MAX_LEASE_TIME) > 0) {
+            throw new ParameterException(self, "--min-hold must be at most 365 days, got " + minHold);
         }
     }
 
@@ -180,7 +189,15 @@ final class RunCommand implements Plan, Main.Validated {
         Lease lease = acquired.get();
         int code = runChild(lease);
         try {
-            lease.close();
+            Duration left = minHold == null ? Duration.ZERO : minHold.minus(lease.heldFor());
+            if (left.isNegative()) {
+                left = Duration.ZERO;
+            }
+            // The engine releases it when the time is up; staying alive until then keeps renewing it on
+            // every store (a ZooKeeper or etcd hold ends with the client), and Ctrl-C meanwhile leaves
+            // it to a store with a time to live for the rest of the time.
+            lease.closeAfter(left);
+            Thread.sleep(left.toMillis());
         } catch (LockBackendException e) {
             env.err()
                     .println("dlock: could not release '" + name + "' (" + e.getMessage()

@@ -127,6 +127,8 @@ class MainTest {
         env = new TestEnvironment(home);
         assertUsageError("--lease must be at least 100ms", "run", "job", "--lease", "5ms", "--", "true");
         env = new TestEnvironment(home);
+        assertUsageError("--min-hold must be at most 365 days", "run", "job", "--min-hold", "400d", "--", "true");
+        env = new TestEnvironment(home);
         assertUsageError("Unknown option: '--bogus'", "run", "job", "--bogus", "--", "true");
         env = new TestEnvironment(home);
         assertUsageError("Unmatched argument", "frobnicate");

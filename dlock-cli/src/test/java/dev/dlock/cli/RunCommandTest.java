@@ -69,6 +69,23 @@ class RunCommandTest {
     }
 
     @Test
+    void minHoldKeepsTheLockUntilItsTimeAfterAShortCommand() throws Exception {
+        Path ran = dir.resolve("ran-min-hold");
+        long start = System.nanoTime();
+        CompletableFuture<Integer> code = CompletableFuture.supplyAsync(
+                () -> run("run", "--backend", backend, "--min-hold", "1500ms", "job", "--", "touch", ran.toString()));
+        assertThat(eventually(() -> Files.exists(ran))).as("the command ran").isTrue();
+        assertThat(other.lock("job").tryAcquire())
+                .as("held after the command ended")
+                .isEmpty();
+        assertThat(code.get(10, TimeUnit.SECONDS)).isZero();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(1_500);
+        Optional<Lease> free = other.lock("job").tryAcquire();
+        assertThat(free).as("released once the minimum hold was up").isPresent();
+        free.get().close();
+    }
+
+    @Test
     void commandSeesNameAndFencingToken() throws Exception {
         Path out = dir.resolve("env.txt");
         int code = run(

@@ -244,7 +244,10 @@ public final class Engine implements AutoCloseable {
                 System.nanoTime() + options.operationTimeout().toNanos());
         acquisitions.failAll(new LockException("the LockClient was closed while waiting"));
         for (Lease lease : watchdog.held()) {
-            ((LeaseImpl) lease).releaseAsync();
+            LeaseImpl held = (LeaseImpl) lease;
+            if (!watchdog.laterReleases().leaveToExpire(held)) {
+                held.releaseAsync();
+            }
         }
         // Best effort: what could not be released in time expires by its lease time.
         store.awaitAnswers();

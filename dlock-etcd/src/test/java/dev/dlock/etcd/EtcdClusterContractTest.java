@@ -49,4 +49,10 @@ class EtcdClusterContractTest extends LockContractTest {
     protected void startStore() {
         proxies.forEach(TcpProxy::restore);
     }
+
+    /** The holds live in the client's session, which its close ends. */
+    @Override
+    protected boolean holdsOutliveTheirClient() {
+        return false;
+    }
 }

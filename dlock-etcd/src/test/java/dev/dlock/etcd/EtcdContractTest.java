@@ -42,4 +42,10 @@ class EtcdContractTest extends LockContractTest {
     protected void startStore() {
         proxy.restore();
     }
+
+    /** The holds live in the client's session, which its close ends. */
+    @Override
+    protected boolean holdsOutliveTheirClient() {
+        return false;
+    }
 }

@@ -15,11 +15,12 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * One ShedLock lock held through a dlock {@link Lease} that is not renewed, so that the store frees it after
  * {@code lockAtMostFor}.
  *
- * <p>Minimum hold ({@code lockAtLeastFor}): {@link #unlock()} before it has passed does not release; it sets
- * the lease to the time left and lets it run out. The store's time to live (Redis, SQL, memory) or the
- * client's watchdog (ZooKeeper, etcd, whose holds live as long as the session) ends it then; no thread
- * waits. The engine ends a lease at its local deadline, which it puts a {@link DriftMargin} before
- * the lease time; the time asked for covers that margin, so a session store does not let go early.
+ * <p>Minimum hold ({@code lockAtLeastFor}): {@link #unlock()} before it has passed hands the lease to the
+ * engine's delayed release ({@link Lease#closeAfter}), which releases it when the time is up; no thread
+ * waits. A client that closes first leaves the hold to the store's expiry for the time left (Redis, SQL,
+ * memory; ZooKeeper and etcd end it with the session). When the time left reaches past the lease's own
+ * deadline (a {@code lockAtLeastFor} close to {@code lockAtMostFor}), the lease is first extended to a time
+ * whose deadline, a {@link DriftMargin} before it, still covers the hold.
  *
  * <p>Extension: {@link #extend} keeps the same lease, and so the same fencing token, with a new lease time;
  * the old instance is spent and a new one returned, as ShedLock asks.
@@ -133,7 +134,10 @@ final class HeldLock implements SimpleLock {
         long keepNanos = lockAtLeastFor.toNanos() - (System.nanoTime() - startedNanos);
         if (keepNanos > 0) {
             try {
-                lease.extend(holdFor(keepNanos));
+                if (lease.remaining().toNanos() <= keepNanos) { // lockAtLeastFor close to lockAtMostFor
+                    lease.extend(holdFor(keepNanos));
+                }
+                lease.closeAfter(Duration.ofNanos(keepNanos));
             } catch (LeaseLostException e) {
                 // The job ended holding the lock; a short remainder may run out before the store's answer
                 // arrives. The minimum hold has then passed, and the engine gave the hold back (a lease

@@ -49,6 +49,9 @@ final class LockPlan {
     private final LockMode mode;
     private final Duration waitTime;
     private final Duration leaseTime;
+    /** The least time the lock stays held from its grant, or null for none. */
+    private final Duration minHold;
+
     private final NotAcquired ifNotAcquired;
     private final Method fallback;
     private final boolean fallbackTakesCause;
@@ -74,6 +77,10 @@ final class LockPlan {
                 && (leaseTime.compareTo(DistributedLock.MIN_LEASE_TIME) < 0
                         || leaseTime.compareTo(DistributedLock.MAX_LEASE_TIME) > 0)) {
             throw invalid("leaseTime must be between 10ms and 365 days, got " + annotation.leaseTime());
+        }
+        this.minHold = duration("minHold", annotation.minHold(), beanFactory);
+        if (minHold != null && (minHold.isNegative() || minHold.compareTo(DistributedLock.MAX_LEASE_TIME) > 0)) {
+            throw invalid("minHold must be between 0 and 365 days, got " + annotation.minHold());
         }
         this.kind = kindOf(method.getReturnType());
         this.ifNotAcquired = annotation.ifNotAcquired();
@@ -215,6 +222,21 @@ final class LockPlan {
     }
 
     /** The wait of this method, or the default when the annotation gives none. */
+    /**
+     * How much longer a lease must stay held when the method has ended: what is left of {@code minHold}
+     * since the grant.
+     *
+     * @param lease the method's lease
+     * @return zero when no minimum hold is set or it has passed
+     */
+    Duration keepAfterReturn(Lease lease) {
+        if (minHold == null) {
+            return Duration.ZERO;
+        }
+        Duration left = minHold.minus(lease.heldFor());
+        return left.isNegative() ? Duration.ZERO : left;
+    }
+
     Duration waitTime(Duration defaultWait) {
         return waitTime != null ? waitTime : defaultWait;
     }

@@ -95,6 +95,17 @@ public @interface WithLock {
     String leaseTime() default "";
 
     /**
+     * The least time the lock stays held, counted from its grant, in the same format as {@link
+     * #waitTime()}: a method that returns sooner leaves it held (and renewed) until then, with no thread
+     * waiting ({@link dev.dlock.Lease#closeAfter}). For scheduled jobs with {@link NotAcquired#SKIP}: a
+     * job that ends in 50 ms on one node is not run again by a node whose clock is a little behind. Empty
+     * means none.
+     *
+     * @return the minimum hold
+     */
+    String minHold() default "";
+
+    /**
      * What happens when the lock is not had in time.
      *
      * @return the policy

@@ -33,8 +33,8 @@ import org.springframework.beans.factory.ObjectProvider;
  * Runs a {@link WithLock} method while holding its lock.
  *
  * <p>Synchronous methods take the thread-owned {@link java.util.concurrent.locks.Lock} view ({@code
- * tryLock} with the wait time, {@code unlock} in {@code finally}), which makes nested calls on one thread
- * reentrant. {@code CompletableFuture}/{@code CompletionStage} methods acquire with {@code acquireAsync},
+ * tryLock} with the wait time, {@code unlock} in {@code finally}, {@code unlockAfter} what is left of a
+ * {@code minHold}), which makes nested calls on one thread reentrant. {@code CompletableFuture}/{@code CompletionStage} methods acquire with {@code acquireAsync},
  * call the rest of the advice chain and the method on the thread that completed the acquisition, and release
  * when the returned stage completes; Reactor methods do the same through {@link ReactorLocking}. A key that
  * fails to evaluate fails the returned future or publisher of an asynchronous method rather than the call.
@@ -173,7 +173,7 @@ final class WithLockInterceptor implements MethodInterceptor {
             result = invocation.proceed();
         } catch (Throwable failure) {
             try {
-                lock.unlock();
+                lock.unlockAfter(plan.keepAfterReturn(lease));
             } catch (RuntimeException unlockFailure) {
                 failure.addSuppressed(unlockFailure);
             }
@@ -182,7 +182,7 @@ final class WithLockInterceptor implements MethodInterceptor {
         // Lost, or past its local deadline before the watchdog noticed: either way not protected to the end.
         LeaseLostException lost = lostWhileRunning(lease, plan);
         try {
-            lock.unlock();
+            lock.unlockAfter(plan.keepAfterReturn(lease));
         } catch (LeaseLostException e) {
             throw lost != null ? lost : e;
         } catch (LockBackendException e) {
@@ -306,7 +306,8 @@ final class WithLockInterceptor implements MethodInterceptor {
     }
 
     /**
-     * Releases a lease off the caller's thread.
+     * Releases a lease off the caller's thread; with a minimum hold not yet passed, leaves it to the
+     * engine to release then ({@link Lease#closeAfter}).
      *
      * @return completes with the loss, when the lease was lost before the release, or null
      */
@@ -314,7 +315,7 @@ final class WithLockInterceptor implements MethodInterceptor {
         Supplier<LeaseLostException> close = () -> {
             LeaseLostException lost = lostWhileRunning(lease, plan);
             try {
-                lease.close();
+                lease.closeAfter(plan.keepAfterReturn(lease));
             } catch (LockBackendException e) {
                 log.warn(plan.label() + ": could not release '" + lease.name()
                         + "'; the store frees it when its lease runs out: " + e.getMessage());

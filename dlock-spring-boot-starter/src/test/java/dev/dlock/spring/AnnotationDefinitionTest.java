@@ -85,6 +85,11 @@ class AnnotationDefinitionTest {
         public void run() {}
     }
 
+    public static class TooLongMinHold {
+        @WithLock(key = "'a'", minHold = "400d")
+        public void run() {}
+    }
+
     public static class UnresolvedPlaceholder {
         @WithLock(key = "'a'", waitTime = "${no.such.property}")
         public void run() {}
@@ -148,6 +153,7 @@ class AnnotationDefinitionTest {
         assertStartFails(NegativeWait.class, "must not be negative");
         assertStartFails(TooShortLease.class, "between 10ms and 365 days", "5ms");
         assertStartFails(TooLongLease.class, "between 10ms and 365 days", "366d");
+        assertStartFails(TooLongMinHold.class, "minHold must be between 0 and 365 days", "400d");
         assertStartFails(UnresolvedPlaceholder.class, "no.such.property");
         assertStartFails(SkipOnPrimitive.class, "SKIP", "returns int");
         assertStartFails(FallbackWithoutName.class, "needs the name of the fallback method");

@@ -69,6 +69,12 @@ public class LockedService {
         return Optional.of(body.get());
     }
 
+    /** A scheduled job's shape: skipped when another node runs it, and held at least 2 s from its start. */
+    @WithLock(key = "'job:' + #jobId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP, minHold = "2s")
+    public String runJobOrSkip(long jobId, Supplier<String> body) {
+        return body.get();
+    }
+
     @WithLock(key = "'order:' + #orderId", waitTime = "0", ifNotAcquired = NotAcquired.SKIP)
     public void touchOrSkip(long orderId, Runnable body) {
         body.run();

@@ -313,6 +313,24 @@ abstract class StarterContractTest {
     }
 
     @Test
+    void aJobWithAMinimumHoldIsNotRunAgainBeforeItsTimeIsUp() throws Exception {
+        long job = id();
+        long start = System.nanoTime();
+        assertThat(service.runJobOrSkip(job, () -> "ran")).isEqualTo("ran");
+        assertThat(service.runJobOrSkip(job, () -> "ran again"))
+                .as("skipped: the lock is held for its minimum time after the job returned")
+                .isNull();
+        assertThat(peer.lock("job:" + job).tryAcquire())
+                .as("held for other clients too")
+                .isEmpty();
+        try (Lease next = peer.lock("job:" + job).acquire(Duration.ofSeconds(10))) {
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+                    .as("released once 2 s had passed since the grant")
+                    .isGreaterThanOrEqualTo(2_000);
+        }
+    }
+
+    @Test
     void fallbackIsCalledWithTheArgumentsAndTheCause() {
         long order = id();
         AtomicBoolean called = new AtomicBoolean();

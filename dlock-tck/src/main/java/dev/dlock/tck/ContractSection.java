@@ -89,6 +89,10 @@ abstract class ContractSection {
         return contract.reservesTokenRoom();
     }
 
+    final boolean holdsOutliveTheirClient() {
+        return contract.holdsOutliveTheirClient();
+    }
+
     /** For a store without fair locks: asserts that {@code fairLock()} is refused, and returns true. */
     final boolean fairLocksRefused() {
         if (offersFairLocks()) {

@@ -128,6 +128,17 @@ public abstract class LockContractTest {
     }
 
     /**
+     * Whether a hold outlives the client that took it when the client closes without releasing it (a
+     * minimum hold, {@code Lease.closeAfter}): true for stores with a time to live; stores whose holds
+     * live only as long as the client's session (ZooKeeper, etcd) override this to return false.
+     *
+     * @return true by default
+     */
+    protected boolean holdsOutliveTheirClient() {
+        return true;
+    }
+
+    /**
      * Makes a client behave like a crashed process for the rest of the test: it stops talking to the
      * store without releasing anything or leaving any queue. The default cuts the client off with a
      * {@link FreezableBackend}; a backend whose store keeps entries alive for a live connection (a
@@ -364,6 +375,14 @@ public abstract class LockContractTest {
     @Nested
     class LostRequests extends LostRequestCases {
         LostRequests() {
+            super(LockContractTest.this);
+        }
+    }
+
+    /** Minimum holds: a lease closed with a delay stays held until then. */
+    @Nested
+    class MinimumHold extends MinimumHoldCases {
+        MinimumHold() {
             super(LockContractTest.this);
         }
     }

@@ -76,7 +76,13 @@ class ReadmeExamplesTest {
             }
             Lease lease = client.fairLock("nightly-job").acquire(Duration.ofSeconds(5));
             lease.whenLost().thenAccept(lost -> System.err.println("stop now: " + lost.getMessage()));
-            lease.close();
+            lease.closeAfter(Duration.ofMillis(200).minus(lease.heldFor()));
+            assertThat(client.fairLock("nightly-job").tryAcquire())
+                    .as("held for its minimum")
+                    .isEmpty();
+            try (Lease next = client.fairLock("nightly-job").acquire(Duration.ofSeconds(5))) {
+                assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+            }
         }
     }
 

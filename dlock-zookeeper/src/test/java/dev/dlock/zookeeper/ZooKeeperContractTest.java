@@ -54,4 +54,10 @@ class ZooKeeperContractTest extends LockContractTest {
         super.simulateCrash(client);
         servers.expireSession(curator);
     }
+
+    /** The holds live in the client's session, which its close ends. */
+    @Override
+    protected boolean holdsOutliveTheirClient() {
+        return false;
+    }
 }

@@ -48,6 +48,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
     private final ListenerEvents events;
     private final Consumer<Thread> threadEnded;
     private final Set<LeaseImpl> leases = ConcurrentHashMap.newKeySet();
+    private final LaterReleases laterReleases;
     private final ReentrantLock lock = new ReentrantLock();
     private ScheduledFuture<?> next;
     private long nextAtNanos = Long.MAX_VALUE;
@@ -66,6 +67,12 @@ public final class Watchdog implements BackendContext.BackendEvents {
         this.store = store;
         this.events = events;
         this.threadEnded = threadEnded;
+        this.laterReleases = new LaterReleases(store);
+    }
+
+    /** {@return the leases closed with a delay: renewed here until then} */
+    public LaterReleases laterReleases() {
+        return laterReleases;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.dlock.internal.view;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockException;
+import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.lease.HeldLease;
 import dev.dlock.internal.lease.LeaseImpl;
 import java.time.Duration;
@@ -100,6 +101,28 @@ final class MultiLease implements HeldLease {
     @Override
     public void ownedBy(Thread thread) {
         parts.forEach(p -> p.ownedBy(thread));
+    }
+
+    /**
+     * Each part is closed with the delay; a loss of one before then is still reported here, and once
+     * every part ended cleanly {@code whenLost()} is cancelled, as by {@link #close()}.
+     */
+    @Override
+    public void closeAfter(Duration delay) {
+        Checks.nonNegative(delay, "delay");
+        if (delay.isZero()) {
+            close();
+            return;
+        }
+        for (LeaseImpl part : parts) {
+            part.closeAfter(delay);
+        }
+        CompletableFuture.allOf(parts.stream().map(LeaseImpl::whenLost).toArray(CompletableFuture[]::new))
+                .whenComplete((ended, error) -> {
+                    if (!lost.isDone()) {
+                        lost.cancel(false); // every part ended and none was lost
+                    }
+                });
     }
 
     @Override

@@ -4,12 +4,14 @@ import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockTimeoutException;
+import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.base.Waits;
 import dev.dlock.internal.lease.HeldLease;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import java.util.function.Consumer;
 
 /**
  * What every lock view shares: the lease API ({@link LeaseView}) and the thread-owned, reentrant {@code
@@ -114,6 +116,20 @@ abstract class ThreadOwnedLock extends LeaseView implements DistributedLock {
 
     @Override
     public void unlock() {
+        unlock(HeldLease::close);
+    }
+
+    @Override
+    public void unlockAfter(Duration delay) {
+        Checks.nonNegative(delay, "delay");
+        if (delay.compareTo(MAX_LEASE_TIME) > 0) {
+            throw new IllegalArgumentException("delay must be at most 365 days, got " + delay);
+        }
+        unlock(lease -> lease.closeAfter(delay));
+    }
+
+    /** Counts down this thread's hold; the outermost ends the lease with {@code end}. */
+    private void unlock(Consumer<HeldLease> end) {
         Holds.Hold hold = parts.holds().current(holdResource());
         if (hold == null) {
             throw new IllegalMonitorStateException(describe() + " is not held by the current thread ("
@@ -125,7 +141,7 @@ abstract class ThreadOwnedLock extends LeaseView implements DistributedLock {
         if (--hold.count == 0) {
             parts.holds().remove(holdResource());
             hold.lease.ownedBy(null);
-            hold.lease.close();
+            end.accept(hold.lease);
         }
         String lostReason = hold.lease.lostReason();
         if (gone || lostReason != null) {
