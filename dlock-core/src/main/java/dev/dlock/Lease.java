@@ -119,8 +119,8 @@ public interface Lease extends AutoCloseable {
      * <p>The lease is the engine's from this call on: a loss before the release is still reported through
      * {@link #whenLost()}, and a failed release is retried, as for {@link #close()}.
      *
-     * @param delay how long from now the lease stays held; zero or more
-     * @throws IllegalArgumentException if the delay is null or negative
+     * @param delay how long from now the lease stays held; zero or more, at most 365 days
+     * @throws IllegalArgumentException if the delay is null, negative or over 365 days (the lease stays held)
      * @throws LockBackendException with a delay of zero, as {@link #close()}
      */
     void closeAfter(Duration delay);

@@ -20,23 +20,32 @@ abstract class MinimumHoldCases extends ContractSection {
         super(contract);
     }
 
-    @Test
-    void closeAfterKeepsTheLockRenewedUntilTheDelayIsUpThenReleasesIt() throws Exception {
+    /** A lease of {@code name} on a client of its own, closed with a delay of two short leases. */
+    private record ClosedLater(LockClient holder, Lease lease, Duration delay, long startNanos) {}
+
+    private ClosedLater closedLater(String name) {
         LockClient holder = client(b -> b.leaseTime(shortLease()));
-        LockClient other = client();
-        Lease lease = holder.lock("min-hold").acquire(LONG_WAIT);
+        Lease lease = holder.lock(name).acquire(LONG_WAIT);
         Duration delay = shortLease().multipliedBy(2);
         long start = System.nanoTime();
         lease.closeAfter(delay);
+        return new ClosedLater(holder, lease, delay, start);
+    }
+
+    @Test
+    void closeAfterKeepsTheLockRenewedUntilTheDelayIsUpThenReleasesIt() throws Exception {
+        LockClient other = client();
+        ClosedLater later = closedLater("min-hold");
+        Lease lease = later.lease();
         assertThat(lease.isValid()).as("held until the delay is up").isTrue();
         sleep(shortLease().multipliedBy(3).dividedBy(2));
         assertThat(other.lock("min-hold").tryAcquire())
                 .as("still held past its lease time: renewed")
                 .isEmpty();
         try (Lease next = other.lock("min-hold").acquire(LONG_WAIT)) {
-            assertThat(millisSince(start))
+            assertThat(millisSince(later.startNanos()))
                     .as("released once the delay was up")
-                    .isGreaterThanOrEqualTo(delay.toMillis());
+                    .isGreaterThanOrEqualTo(later.delay().toMillis());
             assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
         }
         assertThat(lease.isValid()).isFalse();
@@ -45,25 +54,23 @@ abstract class MinimumHoldCases extends ContractSection {
 
     @Test
     void aClientClosedBeforeTheDelayIsUpLeavesTheHoldToTheStore() throws Exception {
-        LockClient holder = client(b -> b.leaseTime(shortLease()));
         LockClient other = client();
-        Lease lease = holder.lock("min-hold-close").acquire(LONG_WAIT);
-        Duration delay = shortLease().multipliedBy(2);
-        long start = System.nanoTime();
-        lease.closeAfter(delay);
-        holder.close();
+        ClosedLater later = closedLater("min-hold-close");
+        later.holder().close();
         if (holdsOutliveTheirClient()) {
             assertThat(other.lock("min-hold-close").tryAcquire())
                     .as("not released by the client's close")
                     .isEmpty();
             try (Lease next = other.lock("min-hold-close").acquire(LONG_WAIT)) {
-                assertThat(millisSince(start))
+                assertThat(millisSince(later.startNanos()))
                         .as("the store kept it for the time left")
-                        .isGreaterThanOrEqualTo(delay.toMillis());
+                        .isGreaterThanOrEqualTo(later.delay().toMillis());
             }
         } else {
             try (Lease next = other.lock("min-hold-close").acquire(LONG_WAIT)) {
-                assertThat(next.fencingToken()).as("ended with the session").isGreaterThan(lease.fencingToken());
+                assertThat(next.fencingToken())
+                        .as("ended with the session")
+                        .isGreaterThan(later.lease().fencingToken());
             }
         }
     }

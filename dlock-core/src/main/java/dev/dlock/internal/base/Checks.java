@@ -138,6 +138,22 @@ public final class Checks {
     }
 
     /**
+     * Checks the delay of a later release ({@code closeAfter}, {@code unlockAfter}): zero up to the longest
+     * lease time, 365 days.
+     *
+     * @param delay the delay
+     * @return the delay
+     * @throws IllegalArgumentException for null, negative or longer
+     */
+    public static Duration releaseDelay(Duration delay) {
+        nonNegative(delay, "delay");
+        if (delay.compareTo(DistributedLock.MAX_LEASE_TIME) > 0) {
+            throw new IllegalArgumentException("delay must be at most 365 days, got " + delay);
+        }
+        return delay;
+    }
+
+    /**
      * Checks a semaphore's permits.
      *
      * @param permits at least 1

@@ -1,6 +1,5 @@
 package dev.dlock.internal.lease;
 
-import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.internal.base.Checks;
@@ -374,11 +373,7 @@ public final class LeaseImpl implements HeldLease {
 
     @Override
     public void closeAfter(Duration delay) {
-        Checks.nonNegative(delay, "delay");
-        if (delay.compareTo(DistributedLock.MAX_LEASE_TIME) > 0) {
-            throw new IllegalArgumentException("delay must be at most 365 days, got " + delay);
-        }
-        if (delay.isZero() || !isHeld()) {
+        if (Checks.releaseDelay(delay).isZero() || !isHeld()) {
             close();
         } else {
             parts.watchdog().laterReleases().plan(this, delay.toNanos());

@@ -109,8 +109,7 @@ final class MultiLease implements HeldLease {
      */
     @Override
     public void closeAfter(Duration delay) {
-        Checks.nonNegative(delay, "delay");
-        if (delay.isZero()) {
+        if (Checks.releaseDelay(delay).isZero()) {
             close();
             return;
         }

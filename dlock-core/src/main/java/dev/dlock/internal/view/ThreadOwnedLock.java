@@ -121,10 +121,7 @@ abstract class ThreadOwnedLock extends LeaseView implements DistributedLock {
 
     @Override
     public void unlockAfter(Duration delay) {
-        Checks.nonNegative(delay, "delay");
-        if (delay.compareTo(MAX_LEASE_TIME) > 0) {
-            throw new IllegalArgumentException("delay must be at most 365 days, got " + delay);
-        }
+        Checks.releaseDelay(delay); // before the hold counts down: a refused call leaves it held
         unlock(lease -> lease.closeAfter(delay));
     }
 
