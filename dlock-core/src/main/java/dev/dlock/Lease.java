@@ -113,8 +113,9 @@ public interface Lease extends AutoCloseable {
      * A delay of zero releases now, as {@link #close()} does.
      *
      * <p>If the {@link LockClient} closes first, the lease is not released: the store is asked to keep it
-     * for the time left and then lets it expire (Redis, SQL, memory). ZooKeeper and etcd hold a lease only
-     * as long as the client's session, so there it ends when the client closes.
+     * for the time left and then lets it expire (Redis, SQL, memory; on Redis for at most its declared
+     * {@code maxLease}). ZooKeeper and etcd hold a lease only as long as the client's session, so there it
+     * ends when the client closes.
      *
      * <p>The lease is the engine's from this call on: a loss before the release is still reported through
      * {@link #whenLost()}, and a failed release is retried, as for {@link #close()}.

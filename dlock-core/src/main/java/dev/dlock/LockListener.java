@@ -73,4 +73,14 @@ public interface LockListener {
      * @param reason why
      */
     default void lost(String name, String reason) {}
+
+    /**
+     * The store held a grant of this lock back: it may have lost state (a restart without persistence, a
+     * failover) while a lease it forgot may still be running, so it grants nothing until then. Waiters
+     * wait on; {@code tryLock()} answers false. Told for every such answer.
+     *
+     * @param name the lock name
+     * @param left how long the hold-back lasts from the store's answer
+     */
+    default void heldBack(String name, Duration left) {}
 }

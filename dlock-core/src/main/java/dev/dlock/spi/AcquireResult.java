@@ -6,16 +6,18 @@ package dev.dlock.spi;
  * <p>Use {@link #granted(long)} and {@link #busy(long)}.
  */
 public final class AcquireResult {
-    private static final AcquireResult BUSY_UNKNOWN = new AcquireResult(false, 0, -1);
+    private static final AcquireResult BUSY_UNKNOWN = new AcquireResult(false, 0, -1, false);
 
     private final boolean granted;
     private final long token;
     private final long retryAfterMillis;
+    private final boolean heldBack;
 
-    private AcquireResult(boolean granted, long token, long retryAfterMillis) {
+    private AcquireResult(boolean granted, long token, long retryAfterMillis, boolean heldBack) {
         this.granted = granted;
         this.token = token;
         this.retryAfterMillis = retryAfterMillis;
+        this.heldBack = heldBack;
     }
 
     /**
@@ -26,7 +28,7 @@ public final class AcquireResult {
      * @return a granted result
      */
     public static AcquireResult granted(long token) {
-        return new AcquireResult(true, token, 0);
+        return new AcquireResult(true, token, 0, false);
     }
 
     /**
@@ -38,7 +40,33 @@ public final class AcquireResult {
      * @return a busy result
      */
     public static AcquireResult busy(long retryAfterMillis) {
-        return retryAfterMillis < 0 ? BUSY_UNKNOWN : new AcquireResult(false, 0, retryAfterMillis);
+        return retryAfterMillis < 0 ? BUSY_UNKNOWN : new AcquireResult(false, 0, retryAfterMillis, false);
+    }
+
+    /**
+     * Not granted because the store holds every grant back after it may have lost state (a restart
+     * without persistence, a failover): a lease it forgot may still be running, so nobody is granted
+     * until it has run out. A busy answer to the engine, which also tells the client's listener and names
+     * the hold-back in a timeout.
+     *
+     * @param retryAfterMillis when the hold-back ends, by the store's clock; zero or more
+     * @return a held-back result
+     * @throws IllegalArgumentException if negative
+     */
+    public static AcquireResult heldBack(long retryAfterMillis) {
+        if (retryAfterMillis < 0) {
+            throw new IllegalArgumentException("a hold-back needs its end, got " + retryAfterMillis + " ms");
+        }
+        return new AcquireResult(false, 0, retryAfterMillis, true);
+    }
+
+    /**
+     * Whether the store held the grant back after it may have lost state ({@link #heldBack}).
+     *
+     * @return true for a held-back answer
+     */
+    public boolean isHeldBack() {
+        return heldBack;
     }
 
     /**
@@ -70,6 +98,6 @@ public final class AcquireResult {
 
     @Override
     public String toString() {
-        return granted ? "granted(" + token + ")" : "busy(" + retryAfterMillis + "ms)";
+        return granted ? "granted(" + token + ")" : (heldBack ? "heldBack(" : "busy(") + retryAfterMillis + "ms)";
     }
 }

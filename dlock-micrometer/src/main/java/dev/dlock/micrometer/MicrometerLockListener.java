@@ -41,6 +41,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@value #LOST} (counter; tag {@code reason}: {@code deadline} when no renewal succeeded before the
  *       lease's local deadline, {@code revoked} when the store no longer held it (expired, force-released),
  *       {@code other}): leases lost while held.
+ *   <li>{@value #HELD_BACK} (counter): store answers that held a grant back because the store may have lost
+ *       state while a forgotten lease was still running (a restarted Redis, a failover; the "told first"
+ *       hold-back): each such answer to an attempt of this client.
  *   <li>{@value #QUEUE} (gauge): callers of this client waiting for a name now.
  *   <li>{@value #ACTIVE} (gauge, after {@link #bindActiveLeases}): leases the client holds now.
  * </ul>
@@ -61,6 +64,8 @@ public final class MicrometerLockListener implements LockListener {
     public static final String HELD = "dlock.held";
     /** The lost-leases counter's name. */
     public static final String LOST = "dlock.leases.lost";
+    /** The held-back answers counter's name. */
+    public static final String HELD_BACK = "dlock.acquire.held.back";
     /** The local queue gauge's name. */
     public static final String QUEUE = "dlock.queue.local";
     /** The active-leases gauge's name. */
@@ -79,6 +84,7 @@ public final class MicrometerLockListener implements LockListener {
             Counter lostDeadline,
             Counter lostRevoked,
             Counter lostOther,
+            Counter heldBack,
             AtomicInteger queued) {}
 
     private MicrometerLockListener(Builder builder) {
@@ -107,6 +113,11 @@ public final class MicrometerLockListener implements LockListener {
                             lostCounter(tag, "deadline"),
                             lostCounter(tag, "revoked"),
                             lostCounter(tag, "other"),
+                            Counter.builder(HELD_BACK)
+                                    .description("Store answers that held a grant back after the store may have lost"
+                                            + " state")
+                                    .tag("name", tag)
+                                    .register(registry),
                             queued));
         }
     }
@@ -199,6 +210,11 @@ public final class MicrometerLockListener implements LockListener {
         String why = reason == null ? "" : reason;
         (why.contains("deadline") ? m.lostDeadline() : why.contains("no longer held") ? m.lostRevoked() : m.lostOther())
                 .increment();
+    }
+
+    @Override
+    public void heldBack(String name, Duration left) {
+        of(name).heldBack().increment();
     }
 
     @Override

@@ -84,6 +84,17 @@ class MicrometerLockListenerTest {
                 .isGreaterThanOrEqualTo(20);
     }
 
+    /** The store's held-back answers (a restarted Redis, HoldBackTest) are counted per name pattern. */
+    @Test
+    void heldBackAnswersAreCountedPerPattern() {
+        metrics.heldBack("job:nightly", Duration.ofSeconds(2));
+        metrics.heldBack("job:nightly", Duration.ofSeconds(1));
+        metrics.heldBack("cart:7", Duration.ofSeconds(1));
+        assertThat(count(MicrometerLockListener.HELD_BACK, "job:*")).isEqualTo(2);
+        assertThat(count(MicrometerLockListener.HELD_BACK, "other")).isEqualTo(1);
+        assertThat(count(MicrometerLockListener.HELD_BACK, "order:*")).isZero();
+    }
+
     @Test
     void activeLeasesGaugeCountsTheClientsLeasesPerPattern() {
         try (LockClient client =

@@ -160,7 +160,7 @@ final class RedisBackend implements LockBackend {
         if (reply <= -HoldBack.HELD_BACK) {
             long left = -reply - 1 - HoldBack.HELD_BACK;
             logHoldBack(key, left);
-            return AcquireResult.busy(left);
+            return AcquireResult.heldBack(left);
         }
         return AcquireResult.busy(reply == 0 ? -1 : -reply - 1);
     }
@@ -209,6 +209,14 @@ final class RedisBackend implements LockBackend {
 
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
+        // An extend past the declared maximum would outlast the hold-back after a restart, as a grant would.
+        for (RenewRequest request : batch) {
+            try {
+                holdBack.check(request.key().name(), request.leaseMillis());
+            } catch (IllegalArgumentException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
         return renewals.renew(batch);
     }
 

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
+import dev.dlock.LockListener;
+import dev.dlock.LockTimeoutException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -74,6 +76,44 @@ class HoldBackTest {
         }
     }
 
+    /**
+     * What a user sees of a hold-back besides the log line: the client's listener is told of each held-back
+     * answer ({@code heldBack}, what the Micrometer counter counts), and a wait that times out during it
+     * says so, with the end.
+     */
+    @Test
+    void aHoldBackIsToldToTheListenerAndNamedInATimeout() throws Exception {
+        List<Duration> heldBack = new CopyOnWriteArrayList<>();
+        LockListener listener = new LockListener() {
+            @Override
+            public void heldBack(String name, Duration left) {
+                heldBack.add(left);
+            }
+        };
+        try (RedisServer server = RedisServer.start();
+                LockClient holder = client(server.plainUri() + "?maxLease=2s", true);
+                LockClient other = LockClient.builder(server.plainUri() + "?maxLease=2s")
+                        .leaseTime(LEASE)
+                        .namespace("told")
+                        .listener(listener)
+                        .build()) {
+            holder.lock("r").acquire(Duration.ofSeconds(10));
+            server.restart();
+            assertThat(tryUntilConnected(other)).isEmpty();
+            assertThatThrownBy(() -> other.lock("r").acquire(Duration.ofMillis(300)))
+                    .isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("the store held grants back until");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (heldBack.isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10); // the listener runs on the client's listener thread
+            }
+            assertThat(heldBack)
+                    .as("told of the held-back answers")
+                    .isNotEmpty()
+                    .allSatisfy(left -> assertThat(left).isPositive().isLessThan(Duration.ofSeconds(4)));
+        }
+    }
+
     /** A holder that does not renew is never told by the store: the next grant waits until its lease ran out. */
     @Test
     void aHolderThatDoesNotRenewKeepsItsLeaseUntilItRunsOutByItsClock() throws Exception {
@@ -122,6 +162,28 @@ class HoldBackTest {
             assertThatThrownBy(() -> client.lock("r").tryAcquire())
                     .hasMessageContaining("3000ms")
                     .hasMessageContaining("maxLease (2000ms)");
+        }
+    }
+
+    /**
+     * An extend is bounded like a grant: a lease extended past the declared maximum would outlast the
+     * hold-back after a restart, and its holder, renewing only every third of the longer time, could be
+     * told after another client was granted.
+     */
+    @Test
+    void anExtendLongerThanTheDeclaredMaximumIsRefusedAndTheLeaseKeepsItsTime() {
+        try (RedisServer server = RedisServer.start();
+                LockClient client = LockClient.builder(server.plainUri() + "?maxLease=2s")
+                        .leaseTime(Duration.ofSeconds(1))
+                        .build();
+                Lease lease = client.lock("r").acquire(Duration.ofSeconds(5))) {
+            assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(30)))
+                    .isInstanceOf(LockBackendException.class) // as a refused grant: the store's refusal
+                    .hasMessageContaining("30000ms")
+                    .hasMessageContaining("maxLease (2000ms)");
+            assertThat(lease.isValid()).isTrue();
+            assertThat(lease.remaining()).isLessThanOrEqualTo(Duration.ofSeconds(1));
+            lease.extend(Duration.ofSeconds(2)); // up to the maximum is fine
         }
     }
 

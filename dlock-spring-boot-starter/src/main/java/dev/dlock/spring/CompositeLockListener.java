@@ -77,4 +77,9 @@ final class CompositeLockListener implements LockListener {
     public void lost(String name, String reason) {
         each(l -> l.lost(name, reason));
     }
+
+    @Override
+    public void heldBack(String name, Duration left) {
+        each(l -> l.heldBack(name, left));
+    }
 }

@@ -149,6 +149,18 @@ public final class ListenerEvents {
         }
     }
 
+    /**
+     * {@link LockListener#heldBack}.
+     *
+     * @param name the lock name
+     * @param leftMillis how long the hold-back lasts
+     */
+    public void heldBack(String name, long leftMillis) {
+        if (executor != null) {
+            fire(l -> l.heldBack(name, Duration.ofMillis(leftMillis)));
+        }
+    }
+
     /** Queues one event for the listener; never blocks the calling thread. */
     private void fire(Consumer<LockListener> event) {
         executor.execute(() -> {

@@ -265,6 +265,9 @@ public final class Acquisition extends WaitOutcome {
             granted(sent.owner(), answer.token(), sentNanos);
             return;
         }
+        if (answer.isHeldBack()) {
+            heldBack(answer.retryAfterMillis());
+        }
         long now = System.nanoTime();
         Step next;
         lock.lock();
@@ -500,7 +503,8 @@ public final class Acquisition extends WaitOutcome {
         } finally {
             lock.unlock();
         }
-        return timeout(refused == null ? "" : " (the store refused wake-ups meanwhile: " + refused.getMessage() + ")");
+        return timeout(heldBackDetail()
+                + (refused == null ? "" : " (the store refused wake-ups meanwhile: " + refused.getMessage() + ")"));
     }
 
     private void cancelTimer() {

@@ -6,6 +6,7 @@ import dev.dlock.internal.base.ListenerEvents;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.spi.LockKey;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -27,6 +28,8 @@ abstract class WaitOutcome {
     final long waitNanos;
 
     private final long startNanos = System.nanoTime();
+    /** When the store's last hold-back of this wait ends (wall clock, for the message); 0 for none. */
+    private volatile long heldBackUntilMillis;
 
     /**
      * @param waitNanos how long the caller asked to wait, for the timeout's message
@@ -79,6 +82,21 @@ abstract class WaitOutcome {
     /** Ends a wait that never entered the local queue, unreported (nothing was waited for). */
     final void completeRejected(LockException cause) {
         future.completeExceptionally(cause);
+    }
+
+    /** The store held a grant back after it may have lost state ({@code AcquireResult.heldBack}). */
+    final void heldBack(long leftMillis) {
+        heldBackUntilMillis = System.currentTimeMillis() + leftMillis;
+        events.heldBack(key.name(), leftMillis);
+    }
+
+    /** What a timeout says of a hold-back that kept this wait from a grant; empty if none did. */
+    final String heldBackDetail() {
+        long until = heldBackUntilMillis;
+        return until == 0
+                ? ""
+                : " (the store held grants back until " + Instant.ofEpochMilli(until)
+                        + ": it may have lost holds whose leases were still running)";
     }
 
     /** The timeout of this wait, with an optional detail after the lock and the wait time. */
