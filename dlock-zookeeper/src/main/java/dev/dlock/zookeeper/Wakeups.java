@@ -80,7 +80,7 @@ final class Wakeups {
             Interest interest = interests.computeIfAbsent(resource, r -> new Interest());
             interest.listeners.add(listener);
             if (semaphore && interest.watch == null) {
-                interest.watch = addPermitWatch(resource);
+                addPermitWatch(resource, interest);
             }
             live = semaphore ? interest.watch : CompletableFuture.completedFuture(null);
         }
@@ -121,9 +121,15 @@ final class Wakeups {
         return result;
     }
 
-    /** Adds a semaphore's persistent watch; if nobody wants it any more when the server set it, removes it. */
-    private CompletableFuture<Void> addPermitWatch(String resource) {
+    /**
+     * Adds a semaphore's persistent watch as {@code wanting}'s watch (called under the {@code interests}
+     * monitor); if nobody wants it any more when the server set it, removes it.
+     */
+    private void addPermitWatch(String resource, Interest wanting) {
         CompletableFuture<Void> watch = new CompletableFuture<>();
+        // Before the request: its answer may complete the future before Background.run returns, and the
+        // handler below then runs in this thread (it holds the monitor already) and must find it here.
+        wanting.watch = watch;
         Background.run(cb -> client.watchers()
                         .add()
                         .withMode(AddWatchMode.PERSISTENT_RECURSIVE)
@@ -152,7 +158,6 @@ final class Wakeups {
                         watch.complete(null);
                     }
                 });
-        return watch;
     }
 
     private void removePermitWatch(String resource) {
@@ -185,7 +190,7 @@ final class Wakeups {
                 for (var e : interests.entrySet()) {
                     if (e.getValue().watch != null) {
                         e.getValue().watchSet = false;
-                        e.getValue().watch = addPermitWatch(e.getKey());
+                        addPermitWatch(e.getKey(), e.getValue());
                     }
                 }
             }

@@ -28,6 +28,17 @@ final class CountingZooKeeper extends ZooKeeper {
         final AtomicInteger reads = new AtomicInteger();
         /** Watches the server confirmed through the asynchronous {@code addWatch}. */
         final AtomicInteger watchesSet = new AtomicInteger();
+        /**
+         * When set, the asynchronous {@code addWatch} returns only after its answer was handled: the
+         * caller's future is then complete before the call that sent the request returns.
+         */
+        volatile boolean answerWatchesBeforeReturning;
+        /** The watch requests (add, remove) and their answers, in order, for failure messages. */
+        final java.util.Queue<String> watchLog = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+        void log(String entry) {
+            watchLog.add(System.nanoTime() / 1_000_000 % 100_000 + " " + entry);
+        }
 
         int requests() {
             return writes.get() + reads.get();
@@ -89,6 +100,16 @@ final class CountingZooKeeper extends ZooKeeper {
             (write ? counter.writes : counter.reads).incrementAndGet();
         }
         return counter;
+    }
+
+    private static void awaitQuietly(java.util.concurrent.CountDownLatch latch) {
+        try {
+            if (!latch.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IllegalStateException("no answer to addWatch within 10 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void exit(Counter c) {
@@ -435,13 +456,20 @@ final class CountingZooKeeper extends ZooKeeper {
             String basePath, Watcher watcher, AddWatchMode mode, AsyncCallback.VoidCallback cb, Object ctx) {
         Counter c = enter(false);
         try {
+            counter.log("add " + basePath + " sent");
+            java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(1);
             AsyncCallback.VoidCallback counting = (rc, path, context) -> {
+                counter.log("add " + path + " answered " + KeeperException.Code.get(rc));
                 if (rc == KeeperException.Code.OK.intValue()) {
                     counter.watchesSet.incrementAndGet();
                 }
                 cb.processResult(rc, path, context);
+                handled.countDown();
             };
             super.addWatch(basePath, watcher, mode, counting, ctx);
+            if (counter.answerWatchesBeforeReturning) {
+                awaitQuietly(handled);
+            }
         } finally {
             exit(c);
         }
@@ -478,7 +506,12 @@ final class CountingZooKeeper extends ZooKeeper {
             Object ctx) {
         Counter c = enter(false);
         try {
-            super.removeWatches(path, watcher, watcherType, local, cb, ctx);
+            counter.log("remove " + path + " sent");
+            AsyncCallback.VoidCallback logging = (rc, p, context) -> {
+                counter.log("remove " + p + " answered " + KeeperException.Code.get(rc));
+                cb.processResult(rc, p, context);
+            };
+            super.removeWatches(path, watcher, watcherType, local, logging, ctx);
         } finally {
             exit(c);
         }
