@@ -4,13 +4,11 @@ import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.base.Waits;
-import dev.dlock.spi.DriftMargin;
 import dev.dlock.spi.LockKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -20,17 +18,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link Watchdog}'s, one renewal at a time ({@link RenewalClaim}); how it ends (passed on, or given back
  * to the store) is decided above this package, behind {@link HoldRoute}.
  *
- * <p>Deadline: computed from {@code System.nanoTime()} taken before the grant or renewal request was
- * sent, plus the lease time, minus a {@link DriftMargin}, so the local deadline always falls before
- * the store's expiry. It never uses wall-clock time and never the arrival time of a reply.
+ * <p>Its deadline and renewal times are the superclass's ({@link LeaseTiming}).
  *
- * <p>Concurrency: the state moves once from HELD to RELEASED or LOST by compare-and-set; timing fields
- * are volatile and written only by the renewal path ({@link Watchdog}), which sends one renewal of a
- * lease at a time ({@link #renewal()}).
+ * <p>Concurrency: the state moves once from HELD to RELEASED or LOST by compare-and-set; the timing is
+ * written only by the renewal path ({@link Watchdog}), which sends one renewal of a lease at a time
+ * ({@link #renewal()}).
  *
  * <p>Lost signal: {@link #whenLost()} completes on the common pool, never on a store or scheduler thread.
  */
-public final class LeaseImpl implements HeldLease {
+public final class LeaseImpl extends LeaseTiming implements HeldLease {
     private static final int HELD = 0;
     private static final int RELEASED = 1;
     private static final int LOST = 2;
@@ -50,18 +46,7 @@ public final class LeaseImpl implements HeldLease {
     private final long grantedNanos;
     private final AtomicInteger state = new AtomicInteger(HELD);
     private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
-    private volatile long leaseMillis;
-    private volatile long deadlineNanos;
-    /**
-     * When the last request the store confirmed this hold with (its grant or a renewal) was sent: a pass
-     * without the store is allowed only to a waiter that asked before it, and only shortly after it
-     * (the cohort hand-off).
-     */
-    private volatile long confirmedNanos;
-
     private volatile String lostReason;
-    /** Renewal bookkeeping of the watchdog: when this lease is next due. */
-    volatile long nextRenewNanos;
     /** Set while a thread's {@code Lock} view holds this lease, so the watchdog can see the thread die. */
     private volatile Thread ownerThread;
     /** The right to send a renewal of this lease: one renewal at the store at a time. */
@@ -85,6 +70,7 @@ public final class LeaseImpl implements HeldLease {
      * @param sentNanos when the granted request was sent
      */
     public LeaseImpl(LeaseParts parts, Terms terms, String owner, long token, long sentNanos) {
+        super(terms.leaseMillis(), sentNanos);
         this.parts = parts;
         this.key = terms.key();
         this.owner = owner;
@@ -94,12 +80,11 @@ public final class LeaseImpl implements HeldLease {
         this.chainStartNanos = sentNanos;
         this.chain = null;
         this.grantedNanos = sentNanos;
-        this.leaseMillis = terms.leaseMillis();
-        renewed(sentNanos);
     }
 
     /** The next holder of {@code from}'s store hold: same owner at the store, same timing, next token. */
     private LeaseImpl(LeaseImpl from) {
+        super(from);
         this.parts = from.parts;
         this.key = from.key;
         this.owner = from.owner;
@@ -109,10 +94,6 @@ public final class LeaseImpl implements HeldLease {
         this.chainStartNanos = from.chainStartNanos;
         this.chain = from.chain != null ? from.chain : new HoldChain();
         this.grantedNanos = System.nanoTime();
-        this.leaseMillis = from.leaseMillis;
-        this.deadlineNanos = from.deadlineNanos;
-        this.confirmedNanos = from.confirmedNanos;
-        this.nextRenewNanos = from.nextRenewNanos;
     }
 
     /**
@@ -159,7 +140,11 @@ public final class LeaseImpl implements HeldLease {
             return;
         }
         parts.events().lost(key.name(), reason);
-        LeaseLostException signal = lostException(reason + " (after it passed the hold to another caller)");
+        signalLost(lostException(reason + " (after it passed the hold to another caller)"));
+    }
+
+    /** Completes the lost signal on the common pool, never on a store or scheduler thread. */
+    private void signalLost(LeaseLostException signal) {
         CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
     }
 
@@ -168,11 +153,6 @@ public final class LeaseImpl implements HeldLease {
         if (chain != null) {
             chain.end(lostReason);
         }
-    }
-
-    /** {@return when the request that last confirmed this hold at the store was sent} */
-    public long confirmedNanos() {
-        return confirmedNanos;
     }
 
     /** {@return the resource and mode} */
@@ -215,43 +195,6 @@ public final class LeaseImpl implements HeldLease {
         return renewal;
     }
 
-    long leaseNanos() {
-        return TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-    }
-
-    long deadlineNanos() {
-        return deadlineNanos;
-    }
-
-    /** A renewal asking for another lease time was sent: the deadline is the earlier of the two. */
-    void shortenDeadline(long deadline) {
-        if (deadline - deadlineNanos < 0) {
-            deadlineNanos = deadline;
-        }
-    }
-
-    /** {@return the lease time of the last grant or renewal, in milliseconds} */
-    public long leaseMillis() {
-        return leaseMillis;
-    }
-
-    /** The store confirmed a new lease time with a request sent at {@code sentNanos}. */
-    void renewed(long sentNanos, long newLeaseMillis) {
-        leaseMillis = newLeaseMillis;
-        renewed(sentNanos);
-    }
-
-    /**
-     * The store confirmed the lease with a request sent at {@code sentNanos}.
-     * @param sentNanos when that request was sent
-     */
-    public void renewed(long sentNanos) {
-        long lease = leaseNanos();
-        deadlineNanos = newDeadline(sentNanos, leaseMillis);
-        confirmedNanos = sentNanos;
-        nextRenewNanos = sentNanos + lease / 3;
-    }
-
     /** {@return whether the lease is held here: not released, passed on or lost (its deadline may have passed)} */
     public boolean isHeld() {
         return state.get() == HELD;
@@ -278,9 +221,7 @@ public final class LeaseImpl implements HeldLease {
 
     @Override
     public boolean isValid() {
-        return state.get() == HELD
-                && System.nanoTime() - deadlineNanos < 0
-                && parts.store().leasesValid();
+        return state.get() == HELD && beforeDeadline() && parts.store().leasesValid();
     }
 
     @Override
@@ -308,8 +249,7 @@ public final class LeaseImpl implements HeldLease {
 
     @Override
     public Duration remaining() {
-        long left = deadlineNanos - System.nanoTime();
-        return state.get() == HELD && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+        return state.get() == HELD ? timeLeft() : Duration.ZERO;
     }
 
     @Override
@@ -320,11 +260,6 @@ public final class LeaseImpl implements HeldLease {
     @Override
     public void extend(Duration leaseTime) {
         parts.watchdog().extend(this, Checks.leaseMillis(leaseTime));
-    }
-
-    /** The deadline a confirmation of {@code millis} sent at {@code sentNanos} gives. */
-    static long newDeadline(long sentNanos, long millis) {
-        return sentNanos + TimeUnit.MILLISECONDS.toNanos(millis) - DriftMargin.nanos(millis);
     }
 
     @Override
@@ -349,8 +284,7 @@ public final class LeaseImpl implements HeldLease {
         lostReason = reason;
         parts.watchdog().remove(this);
         parts.events().lost(key.name(), reason);
-        LeaseLostException signal = lostException(reason);
-        CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
+        signalLost(lostException(reason));
         endChain(reason);
         parts.route().ended(key);
         return true;
@@ -426,8 +360,7 @@ public final class LeaseImpl implements HeldLease {
         lostReason = "the store no longer held it at release";
         state.set(LOST);
         parts.events().lost(key.name(), lostReason);
-        LeaseLostException signal = lostException(lostReason);
-        CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
+        signalLost(lostException(lostReason));
         endChain(lostReason);
     }
 

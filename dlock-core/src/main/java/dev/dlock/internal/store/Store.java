@@ -310,22 +310,9 @@ public final class Store {
         }
     }
 
-    /** A call that would create a hold, refused because the client is closing; it never reached the store. */
-    public static final class NotSent extends LockException {
-        private static final long serialVersionUID = 1L;
-
-        NotSent(String what) {
-            super(what + ": the LockClient is closed");
-        }
-    }
-
     // ---- what the backend says without a call
 
-    /**
-     * {@link LockBackend#leasesValid()}: false while a session store's session is not live.
-     *
-     * @return false while a session is not live
-     */
+    /** {@return {@link LockBackend#leasesValid()}: false while a session store's session is not live} */
     public boolean leasesValid() {
         return backend.leasesValid();
     }
@@ -340,11 +327,7 @@ public final class Store {
         return backend.supports(mode);
     }
 
-    /**
-     * {@link LockBackend#tokenBlock()}: the room between two store grants' tokens.
-     *
-     * @return at least 1
-     */
+    /** {@return {@link LockBackend#tokenBlock()}: the room between two store grants' tokens, at least 1} */
     public long tokenBlock() {
         return backend.tokenBlock();
     }
@@ -366,11 +349,7 @@ public final class Store {
         }
     }
 
-    /**
-     * Whether the client is closing or closed.
-     *
-     * @return true from the start of close()
-     */
+    /** {@return whether the client is closing or closed: true from the start of close()} */
     public boolean isClosed() {
         return closed;
     }
@@ -413,11 +392,7 @@ public final class Store {
         }
     }
 
-    /**
-     * The backend's class, for {@code LockClient.toString()}.
-     *
-     * @return the simple class name
-     */
+    /** {@return the backend's simple class name, for {@code LockClient.toString()}} */
     public String backendType() {
         return backend.getClass().getSimpleName();
     }

@@ -1,9 +1,9 @@
 package dev.dlock.internal.wait;
 
 import dev.dlock.LockException;
-import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.internal.lease.Terms;
+import dev.dlock.internal.store.NotSent;
 import dev.dlock.internal.store.Store;
 import dev.dlock.internal.store.StoreCalls;
 import dev.dlock.spi.AcquireRequest;
@@ -11,17 +11,11 @@ import dev.dlock.spi.AcquireResult;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
- * One caller's wait for one resource: a small state machine driven by store answers, wake-ups and
- * timers.
- *
- * <p>States: {@code QUEUED} (behind another local caller, only its deadline timer runs), {@code
- * IN_FLIGHT} (one attempt is at the store), {@code PAUSED} (head, busy answer received, waiting for a
- * wake-up or a retry timer), {@code DONE}. A wake-up during an attempt is remembered and causes an
- * immediate retry when the busy answer arrives, so no release is missed.
+ * One caller's wait for one resource, driven by store answers, wake-ups and timers: what it does on each
+ * transition of its state machine ({@link WaitState}, the superclass: QUEUED, IN_FLIGHT, PAUSED, DONE).
  *
  * <p>Waiting without polling: after the first busy answer the head subscribes to wake-ups and tries again
  * once the subscription is live. Later tries happen on a wake-up, or at the latest when the holder's
@@ -41,36 +35,15 @@ import java.util.function.Supplier;
  * end the wait: it asks again every 100 ms and subscribes again at its next busy answer; a subscription the
  * store does not answer within the operation timeout fails the wait, as any unanswered call does.
  */
-public final class Acquisition extends WaitOutcome {
+public final class Acquisition extends WaitState {
     /** How soon a wait whose wake-up subscription was refused asks the store again. */
     private static final long POLL_WITHOUT_WAKE_UPS_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
-    private enum State {
-        QUEUED,
-        IN_FLIGHT,
-        PAUSED,
-        DONE
-    }
 
     private final Parts parts;
     private final Terms terms;
 
-    private final long deadlineNanos;
     private final String downgradeFrom;
     private final WaitRequest request;
-
-    private final ReentrantLock lock = new ReentrantLock();
-    private State state = State.QUEUED;
-    private boolean wakePending;
-    private boolean subscribed;
-    /** Whether an attempt was sent: only then may the store hold a queue entry of ours. */
-    private boolean attempted;
-    /** The last refusal of a wake-up subscription, named if the wait times out; null if none. */
-    private LockException wakeUpsRefused;
-
-    private ScheduledFuture<?> timer;
-    /** Ends a timed wait at its deadline, whatever is in flight then (a zero wait makes one attempt). */
-    private ScheduledFuture<?> deadlineTimer;
 
     /**
      * A wait, not started yet ({@link LocalQueues#enqueue} starts it).
@@ -83,7 +56,6 @@ public final class Acquisition extends WaitOutcome {
         this.parts = parts;
         this.terms = terms;
         this.downgradeFrom = downgradeFrom;
-        this.deadlineNanos = Checks.deadline(startNanos(), waitNanos);
         this.request = new WaitRequest(terms, owners, waitNanos, downgradeFrom);
     }
 
@@ -122,18 +94,14 @@ public final class Acquisition extends WaitOutcome {
             return;
         }
         ScheduledFuture<?> t = parts.store().schedule(() -> fail(deadlinePassed()), deadlineNanos - System.nanoTime());
-        lock.lock();
-        try {
-            if (state == State.DONE) {
-                if (t != null) {
-                    t.cancel(false);
-                }
-            } else {
-                deadlineTimer = t;
-            }
-        } finally {
-            lock.unlock();
+        if (t != null) {
+            keepDeadlineTimer(t);
         }
+    }
+
+    @Override
+    ScheduledFuture<?> scheduleWake(long delayNanos) {
+        return parts.store().schedule(() -> wake(true), delayNanos);
     }
 
     /**
@@ -146,21 +114,11 @@ public final class Acquisition extends WaitOutcome {
             fail(new LockException("the LockClient was closed while waiting"));
             return;
         }
-        lock.lock();
-        try {
-            if (state != State.QUEUED) {
-                lock.unlock();
-                wake(false);
-                return;
-            }
-            cancelTimer();
-            state = State.IN_FLIGHT;
-        } finally {
-            if (lock.isHeldByCurrentThread()) {
-                lock.unlock();
-            }
+        if (startAsking()) {
+            attempt();
+        } else {
+            wake(false);
         }
-        attempt();
     }
 
     /** Whether this is a downgrade: the read lock taken by the thread that holds the write lock. */
@@ -175,31 +133,10 @@ public final class Acquisition extends WaitOutcome {
      * @param startQueued false to leave a queued head queued (held back after a chain of passes)
      */
     void wake(boolean startQueued) {
-        boolean start = false;
-        lock.lock();
-        try {
-            if (state == State.IN_FLIGHT) {
-                wakePending = true;
-                return;
-            }
-            if (state == State.QUEUED) {
-                if (!startQueued) {
-                    return;
-                }
-                start = true;
-            } else if (state != State.PAUSED) {
-                return;
-            } else {
-                cancelTimer();
-                state = State.IN_FLIGHT;
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (start) {
-            becomeHead();
-        } else {
-            attempt();
+        switch (afterWake(startQueued)) {
+            case START -> becomeHead();
+            case ATTEMPT -> attempt();
+            case NONE -> {}
         }
     }
 
@@ -214,16 +151,6 @@ public final class Acquisition extends WaitOutcome {
     /** When this caller asked: a hold passes to it without the store only if confirmed since ({@link Cohort}). */
     long askedNanos() {
         return startNanos();
-    }
-
-    /** Whether the wait goes on: not done, deadline not passed. */
-    boolean isLive() {
-        lock.lock();
-        try {
-            return state != State.DONE && System.nanoTime() - deadlineNanos < 0;
-        } finally {
-            lock.unlock();
-        }
     }
 
     /**
@@ -241,14 +168,13 @@ public final class Acquisition extends WaitOutcome {
     }
 
     private void attempt() {
-        attempted = true;
         long sentNanos = System.nanoTime();
         AcquireRequest sent = request.current();
         parts.store().acquire(sent, (answer, error) -> onAnswer(sent, answer, error, sentNanos));
     }
 
     private void onAnswer(AcquireRequest sent, AcquireResult answer, Throwable error, long sentNanos) {
-        if (error instanceof Store.NotSent) {
+        if (error instanceof NotSent) {
             // The client is closing (close() fails this wait too): the attempt never reached the store.
             fail(new LockException("the LockClient was closed while waiting"));
             return;
@@ -269,43 +195,13 @@ public final class Acquisition extends WaitOutcome {
             heldBack(answer.retryAfterMillis());
         }
         long now = System.nanoTime();
-        Step next;
-        lock.lock();
-        try {
-            if (state != State.IN_FLIGHT) {
-                next = Step.UNDO; // gave up while the attempt was on its way
-            } else if (now - deadlineNanos >= 0) {
-                next = Step.TIME_OUT;
-            } else if (!subscribed) {
-                subscribed = true;
-                wakePending = false;
-                next = Step.SUBSCRIBE;
-            } else if (wakePending) {
-                wakePending = false;
-                next = Step.RETRY;
-            } else {
-                state = State.PAUSED;
-                timer = parts.store().schedule(() -> wake(true), request.retryDelayNanos(answer, now, deadlineNanos));
-                next = Step.WAIT;
-            }
-        } finally {
-            lock.unlock();
-        }
-        switch (next) {
+        switch (afterBusy(now, request.retryDelayNanos(answer, now, deadlineNanos))) {
             case TIME_OUT -> fail(deadlinePassed());
             case SUBSCRIBE -> subscribeThenRetry();
             case RETRY -> attempt();
             case WAIT -> {}
             case UNDO -> parts.store().undo(answer, sent);
         }
-    }
-
-    private enum Step {
-        TIME_OUT,
-        SUBSCRIBE,
-        RETRY,
-        WAIT,
-        UNDO
     }
 
     private void subscribeThenRetry() {
@@ -331,35 +227,8 @@ public final class Acquisition extends WaitOutcome {
      * again at the next busy answer. The deadline still ends the wait, naming the refusal.
      */
     private void pollWithoutWakeUps(LockException refusal) {
-        boolean retryNow = false;
-        lock.lock();
-        try {
-            if (state != State.IN_FLIGHT) {
-                return;
-            }
-            subscribed = false;
-            wakeUpsRefused = refusal;
-            if (wakePending) { // a local release meanwhile: the resource may be free now
-                wakePending = false;
-                retryNow = true;
-            } else {
-                state = State.PAUSED;
-                timer = parts.store().schedule(() -> wake(true), POLL_WITHOUT_WAKE_UPS_NANOS);
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (retryNow) {
-            attempt();
-        }
-    }
-
-    private boolean isInFlight() {
-        lock.lock();
-        try {
-            return state == State.IN_FLIGHT;
-        } finally {
-            lock.unlock();
+        if (afterRefusedWakeUps(refusal, POLL_WITHOUT_WAKE_UPS_NANOS)) {
+            attempt(); // a local release meanwhile: the resource may be free now
         }
     }
 
@@ -375,17 +244,7 @@ public final class Acquisition extends WaitOutcome {
                     .whenComplete((released, e) -> retryAfterUselessGrant());
             return;
         }
-        boolean mine;
-        lock.lock();
-        try {
-            mine = state == State.IN_FLIGHT;
-            if (mine) {
-                state = State.DONE;
-            }
-        } finally {
-            lock.unlock();
-        }
-        if (!mine) {
+        if (!takeGrant()) {
             lease.releaseAsync();
             return;
         }
@@ -414,14 +273,7 @@ public final class Acquisition extends WaitOutcome {
     }
 
     private void retryAfterUselessGrant() {
-        boolean retry;
-        lock.lock();
-        try {
-            retry = state == State.IN_FLIGHT && System.nanoTime() - deadlineNanos < 0;
-        } finally {
-            lock.unlock();
-        }
-        if (retry) {
+        if (asksBeforeDeadline()) {
             request.drawFreshOwner();
             attempt();
         } else {
@@ -431,12 +283,7 @@ public final class Acquisition extends WaitOutcome {
 
     /** Rejected by the local queue before it ever entered it. */
     void reject(LockException cause) {
-        lock.lock();
-        try {
-            state = State.DONE;
-        } finally {
-            lock.unlock();
-        }
+        end();
         completeRejected(cause);
     }
 
@@ -465,52 +312,28 @@ public final class Acquisition extends WaitOutcome {
 
     /**
      * Moves to DONE from any other state, stops the timers and leaves the store queue (sent after the
-     * lock is released: no store call under our lock).
+     * transition: no store call under the wait's lock).
      *
      * @return false if the wait had ended already
      */
     private boolean finish() {
-        boolean leaveStoreQueue;
-        lock.lock();
-        try {
-            if (state == State.DONE) {
-                return false;
-            }
-            state = State.DONE;
-            cancelTimer();
-            if (deadlineTimer != null) {
-                deadlineTimer.cancel(false);
-                deadlineTimer = null;
-            }
-            // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
-            // node), so every waiter that gives up says so.
-            leaveStoreQueue = attempted && request.current().waiting();
-        } finally {
-            lock.unlock();
+        Ending ending = end();
+        if (ending == Ending.ALREADY_DONE) {
+            return false;
         }
-        if (leaveStoreQueue) {
-            parts.store().leaveQueue(key, request.current().owner(), terms.leaseMillis());
+        // A backend may keep an entry for a waiting caller in any mode (ZooKeeper keeps its sequential
+        // node), so every waiter that asked and gives up says so.
+        AcquireRequest last = request.current();
+        if (ending == Ending.ENDED_AFTER_ASKING && last.waiting()) {
+            parts.store().leaveQueue(key, last.owner(), terms.leaseMillis());
         }
         return true;
     }
 
     /** The timeout at the deadline, naming a refused wake-up subscription if there was one. */
     private LockException deadlinePassed() {
-        LockException refused;
-        lock.lock();
-        try {
-            refused = wakeUpsRefused;
-        } finally {
-            lock.unlock();
-        }
+        LockException refused = wakeUpsRefused();
         return timeout(heldBackDetail()
                 + (refused == null ? "" : " (the store refused wake-ups meanwhile: " + refused.getMessage() + ")"));
-    }
-
-    private void cancelTimer() {
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
-        }
     }
 }

@@ -13,8 +13,8 @@ import java.util.concurrent.CompletableFuture;
  * How one wait ends for those who look at it: the future its caller waits on, the client's listener event
  * (acquired or failed, with the time waited), and the wording of a timeout.
  *
- * <p>Design note: {@link Acquisition} (the subclass) decides when a wait ends (its state machine, under its
- * lock, moves to DONE once); this class only tells it, so every way out (grant, pass, failure, cancel by the
+ * <p>Design note: {@link Acquisition} decides when a wait ends (its state machine, {@link WaitState}, moves
+ * to DONE once under its lock); this class only tells it, so every way out (grant, pass, failure, cancel by the
  * caller) reports one event and completes the future once. Nothing here blocks or calls the store. It is a
  * superclass rather than a field so that a wait stays one object on the acquire path (no extra allocation
  * per acquisition).

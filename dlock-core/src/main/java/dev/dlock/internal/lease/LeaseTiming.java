@@ -1,0 +1,106 @@
+package dev.dlock.internal.lease;
+
+import dev.dlock.spi.DriftMargin;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The clock side of a lease: its lease time, its local deadline, when the store last confirmed it and when
+ * the watchdog renews it next.
+ *
+ * <p>Deadline: computed from {@code System.nanoTime()} taken before the grant or renewal request was
+ * sent, plus the lease time, minus a {@link DriftMargin}, so the local deadline always falls before the
+ * store's expiry. It never uses wall-clock time and never the arrival time of a reply.
+ *
+ * <p>Design note: a superclass of {@link LeaseImpl} rather than a field, so that a lease stays one object
+ * on the acquire path (as the engine's wait does). It holds numbers only: whether the lease is held is
+ * {@link LeaseImpl}'s.
+ *
+ * <p>Concurrency: the fields are volatile and written only by the renewal path ({@link Watchdog}, and a
+ * confirmation before a pass between local callers), which sends one renewal of a lease at a time ({@link
+ * RenewalClaim}); anyone reads them.
+ */
+abstract class LeaseTiming {
+    private volatile long leaseMillis;
+    private volatile long deadlineNanos;
+    /**
+     * When the last request the store confirmed this hold with (its grant or a renewal) was sent: a pass
+     * without the store is allowed only to a waiter that asked before it, and only shortly after it
+     * (the cohort hand-off).
+     */
+    private volatile long confirmedNanos;
+    /** Renewal bookkeeping of the watchdog: when this lease is next due. */
+    volatile long nextRenewNanos;
+
+    /** The timing of a grant of {@code leaseMillis} whose request was sent at {@code sentNanos}. */
+    LeaseTiming(long leaseMillis, long sentNanos) {
+        this.leaseMillis = leaseMillis;
+        renewed(sentNanos);
+    }
+
+    /** The same timing as {@code from}'s (a hold passed on keeps the store's expiry). */
+    LeaseTiming(LeaseTiming from) {
+        this.leaseMillis = from.leaseMillis;
+        this.deadlineNanos = from.deadlineNanos;
+        this.confirmedNanos = from.confirmedNanos;
+        this.nextRenewNanos = from.nextRenewNanos;
+    }
+
+    /** The deadline a confirmation of {@code millis} sent at {@code sentNanos} gives. */
+    static long newDeadline(long sentNanos, long millis) {
+        return sentNanos + TimeUnit.MILLISECONDS.toNanos(millis) - DriftMargin.nanos(millis);
+    }
+
+    /** {@return the lease time of the last grant or renewal, in milliseconds} */
+    public long leaseMillis() {
+        return leaseMillis;
+    }
+
+    long leaseNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+    }
+
+    long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    /** {@return when the request that last confirmed this hold at the store was sent} */
+    public long confirmedNanos() {
+        return confirmedNanos;
+    }
+
+    /** {@return the time left until the local deadline, zero once it passed} */
+    final Duration timeLeft() {
+        long left = deadlineNanos - System.nanoTime();
+        return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    }
+
+    /** Whether the local deadline has not passed yet. */
+    final boolean beforeDeadline() {
+        return System.nanoTime() - deadlineNanos < 0;
+    }
+
+    /** A renewal asking for another lease time was sent: the deadline is the earlier of the two. */
+    void shortenDeadline(long deadline) {
+        if (deadline - deadlineNanos < 0) {
+            deadlineNanos = deadline;
+        }
+    }
+
+    /** The store confirmed a new lease time with a request sent at {@code sentNanos}. */
+    void renewed(long sentNanos, long newLeaseMillis) {
+        leaseMillis = newLeaseMillis;
+        renewed(sentNanos);
+    }
+
+    /**
+     * The store confirmed the lease with a request sent at {@code sentNanos}.
+     *
+     * @param sentNanos when that request was sent
+     */
+    public void renewed(long sentNanos) {
+        deadlineNanos = newDeadline(sentNanos, leaseMillis);
+        confirmedNanos = sentNanos;
+        nextRenewNanos = sentNanos + leaseNanos() / 3;
+    }
+}
