@@ -222,10 +222,11 @@ public final class LockClient implements AutoCloseable {
     }
 
     /**
-     * Asks the store who holds a name, in each kind of lock that has holders.
+     * Asks the store who holds a name, in each kind of lock that has holders or waiters, or whose grants the
+     * store holds back after it may have lost state ({@link LockInfo#heldBack()}).
      *
      * @param name the lock name
-     * @return one entry per held kind, empty when nobody holds the name
+     * @return one entry per such kind, empty when nobody holds or waits for the name and nothing is held back
      * @throws IllegalArgumentException for a bad name
      * @throws LockBackendException if the store failed
      */

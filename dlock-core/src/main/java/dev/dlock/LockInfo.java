@@ -12,8 +12,11 @@ import java.util.Objects;
  * @param kind which kind of lock it is
  * @param holders current holders, empty when free
  * @param waiters callers queued in the store, or -1 where the store does not keep a queue
+ * @param heldBack how long the store would hold a grant of this lock back if asked now, because it may
+ *     have lost holds whose leases are still running (a Redis restarted without persistence, a failover);
+ *     zero when it would grant, and on stores that never hold grants back
  */
-public record LockInfo(String name, LockKind kind, List<Holder> holders, int waiters) {
+public record LockInfo(String name, LockKind kind, List<Holder> holders, int waiters, Duration heldBack) {
     /**
      * Copies the holder list.
      *
@@ -21,11 +24,28 @@ public record LockInfo(String name, LockKind kind, List<Holder> holders, int wai
      * @param kind as described on the record
      * @param holders as described on the record
      * @param waiters as described on the record
+     * @param heldBack as described on the record; zero or positive
      */
     public LockInfo {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(heldBack, "heldBack");
+        if (heldBack.isNegative()) {
+            throw new IllegalArgumentException("heldBack must not be negative, got " + heldBack);
+        }
         holders = List.copyOf(holders);
+    }
+
+    /**
+     * A lock whose store does not hold grants back.
+     *
+     * @param name as described on the record
+     * @param kind as described on the record
+     * @param holders as described on the record
+     * @param waiters as described on the record
+     */
+    public LockInfo(String name, LockKind kind, List<Holder> holders, int waiters) {
+        this(name, kind, holders, waiters, Duration.ZERO);
     }
 
     /**

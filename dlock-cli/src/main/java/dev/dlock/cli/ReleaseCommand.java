@@ -61,7 +61,9 @@ final class ReleaseCommand implements Plan, Main.Validated {
     public int execute() {
         return Main.guarded(env, () -> {
             try (LockClient client = backend.builder().build()) {
-                List<LockInfo> described = client.describe(name);
+                List<LockInfo> described = client.describe(name).stream()
+                        .filter(info -> !info.holders().isEmpty() || info.waiters() > 0) // not only held back
+                        .toList();
                 if (described.isEmpty()) {
                     env.err().println("dlock: '" + name + "' is not held");
                     return ExitCodes.BUSY;

@@ -13,7 +13,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code dlock run} against a {@code redis-server} that wants a password, and one that hangs. */
+/**
+ * {@code dlock run} against a {@code redis-server} that wants a password, and one that hangs; {@code status}
+ * and {@code release} while a fresh one holds grants back.
+ */
 class RedisStoreTest {
     private static final String PASSWORD = "s3cret-Pa55";
 
@@ -36,6 +39,29 @@ class RedisStoreTest {
         // A fresh server holds its first grants back for 30 s by default (it cannot be told from one that
         // lost its state); these cases are about credentials and a hung server, so they opt out.
         return "redis://" + userInfo + "127.0.0.1:" + server.port() + "?unsafeGrantAfterRestart=true";
+    }
+
+    /**
+     * A fresh server holds grants back (it cannot be told from one that lost its state): {@code status}
+     * says so and exits 1 (nobody holds the name), and {@code release --force} finds nothing to release.
+     */
+    @Test
+    void statusShowsThatTheStoreHoldsGrantsBack() {
+        String uri = "redis://:" + PASSWORD + "@127.0.0.1:" + server.port() + "?maxLease=20s";
+        TestEnvironment status = new TestEnvironment(dir);
+        int code = status.parse("status", "--backend", uri, "job").execute();
+
+        assertThat(code).as(status.err()).isEqualTo(ExitCodes.BUSY);
+        assertThat(status.out())
+                .contains("job: free")
+                .contains("grants held back for ")
+                .contains("the store may have lost holds whose leases are still running");
+
+        TestEnvironment release = new TestEnvironment(dir);
+        assertThat(release.parse("release", "--force", "--yes", "--backend", uri, "job")
+                        .execute())
+                .isEqualTo(ExitCodes.BUSY);
+        assertThat(release.err()).contains("'job' is not held");
     }
 
     @Test

@@ -185,14 +185,16 @@ public final class Engine implements AutoCloseable {
      * Describes a name in every kind.
      *
      * @param name validated here
-     * @return held kinds
+     * @return the kinds that are held, waited for, or whose grants the store holds back
      */
     public List<LockInfo> describe(String name) {
         Checks.name(name); // here, not inside the store call, where it would become a store failure
         List<LockInfo> result = new ArrayList<>();
         for (Mode mode : KINDS) {
             LockInfo info = Waits.join(store.describe(key(name, mode)));
-            if (!info.holders().isEmpty() || info.waiters() > 0) {
+            if (!info.holders().isEmpty()
+                    || info.waiters() > 0
+                    || !info.heldBack().isZero()) {
                 result.add(info);
             }
         }

@@ -16,9 +16,12 @@ import java.util.concurrent.CompletableFuture;
  * namespace ({@code list}).
  *
  * <p>Design: {@code describe} is one read-only script call ({@code describe} of either script, which answer
- * in one shape: name, waiters, then owner, mode letter and token, time left per holder); {@code list}
- * scans the namespace's holder keys ({@code SCAN MATCH}, pages of 1000) and describes each. In a Cluster
- * Lettuce's {@code SCAN} walks every master in turn.
+ * in one shape: name, waiters, then owner, mode letter and token, time left per holder), and beside it,
+ * while the hold-back is on, a second read-only one ({@code heldback}: what a grant asked now would meet,
+ * {@code epoch.lua}, nothing written); {@code list} scans the namespace's holder keys ({@code SCAN MATCH},
+ * pages of 1000) and describes each without the second call (a held-back namespace holds nothing: its
+ * holds were lost, and nothing is granted until the hold-back ends). In a Cluster Lettuce's {@code SCAN}
+ * walks every master in turn.
  *
  * <p>Concurrency: immutable; calls only send commands.
  *
@@ -26,9 +29,11 @@ import java.util.concurrent.CompletableFuture;
  */
 final class Inspection {
     private final Connections connections;
+    private final HoldBack holdBack;
 
-    Inspection(Connections connections) {
+    Inspection(Connections connections, HoldBack holdBack) {
         this.connections = connections;
+        this.holdBack = holdBack;
     }
 
     private static String modeName(char letter) {
@@ -42,8 +47,28 @@ final class Inspection {
         };
     }
 
+    /** The holders, waiters and hold-back of the resource {@code keys} named {@code name}. */
+    CompletableFuture<LockInfo> describe(ResourceKeys keys, String name) {
+        if (!holdBack.on()) {
+            return holders(keys, name);
+        }
+        String[] args = new String[] {
+            "heldback", holdBack.scriptArgs().get(0), holdBack.scriptArgs().get(1)
+        };
+        CompletableFuture<Long> heldBack = LuaScript.EXCLUSIVE.run(
+                connections.commands(),
+                ScriptOutputType.INTEGER,
+                new String[] {keys.epoch(connections.isCluster())},
+                args);
+        return holders(keys, name)
+                .thenCombine(
+                        heldBack,
+                        (info, left) -> new LockInfo(
+                                info.name(), info.kind(), info.holders(), info.waiters(), Duration.ofMillis(left)));
+    }
+
     /** The holders and waiters of the resource {@code keys}; the name is read from Redis when null. */
-    CompletableFuture<LockInfo> describe(ResourceKeys keys, String knownName) {
+    private CompletableFuture<LockInfo> holders(ResourceKeys keys, String knownName) {
         LuaScript script = LuaScript.forKind(keys.kind());
         String[] keyNames = script == LuaScript.EXCLUSIVE ? new String[] {keys.holders()} : keys.resource();
         return script.<List<Object>>run(connections.commands(), ScriptOutputType.MULTI, keyNames, "describe")
@@ -70,7 +95,7 @@ final class Inspection {
         return scan(namespace, ScanCursor.INITIAL, new ArrayList<>()).thenCompose(found -> {
             List<CompletableFuture<LockInfo>> described = new ArrayList<>();
             for (ResourceKeys keys : found) {
-                described.add(describe(keys, null));
+                described.add(holders(keys, null));
             }
             return CompletableFuture.allOf(described.toArray(CompletableFuture[]::new))
                     .thenApply(done -> {

@@ -86,7 +86,7 @@ final class RedisBackend implements LockBackend {
                         ? replicaAcks::renew
                         : (script, routing, args) ->
                                 script.run(connections.commands(), ScriptOutputType.MULTI, routing, args));
-        this.inspection = new Inspection(connections);
+        this.inspection = new Inspection(connections, holdBack);
         this.holdBack = holdBack;
         this.holdBackArgs = holdBack.scriptArgs();
         this.server = server;
@@ -141,7 +141,7 @@ final class RedisBackend implements LockBackend {
                     TOKEN_BLOCK_ARG));
         }
         if (holdBack.on()) {
-            keyNames.add(connections.isCluster() ? keys.clusterEpoch() : ResourceKeys.epoch(key.namespace()));
+            keyNames.add(keys.epoch(connections.isCluster()));
             args.addAll(holdBackArgs);
         }
         String[] keyArray = keyNames.toArray(String[]::new);

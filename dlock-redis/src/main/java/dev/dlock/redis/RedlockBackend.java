@@ -11,6 +11,8 @@ import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -34,8 +36,10 @@ import java.util.function.Function;
  * handed out only if time is left: lease minus the time since the first send (taken before sending)
  * minus the engine's {@link DriftMargin}. The engine's local deadline, computed from its own send
  * time, is earlier still, so it stays the one rule. Otherwise the partial grant is given back at once on
- * every master that granted or may have, and the answer is busy with a jittered retry hint; when a
- * majority did not answer, a {@link LockBackendException} lists every master and what it answered.
+ * every master that granted or may have, and the answer is busy with a jittered retry hint (held back,
+ * with the time until enough of them end it, when masters holding grants back after a restart are what
+ * kept the majority: {@link AcquireResult#heldBack}); when a majority did not answer, a {@link
+ * LockBackendException} lists every master and what it answered.
  *
  * <p>Renewal: one batch per master per tick (the single-server batched renew), valid for the leases a
  * majority confirmed, lost for those a majority can no longer confirm; when neither is certain (masters
@@ -128,8 +132,11 @@ final class RedlockBackend implements LockBackend {
         return votes.decided().thenCompose(outcome -> switch (outcome) {
             case QUORUM -> writeBack(request, votes, start, timeout);
             case SHORT -> {
-                long hint = retryHint(votes, timeout);
-                yield releaseEverywhere(request, votes, timeout).thenApply(released -> AcquireResult.busy(hint));
+                long heldBack = heldBackFor(votes);
+                AcquireResult busy = heldBack > 0
+                        ? AcquireResult.heldBack(heldBack + jitter(timeout))
+                        : AcquireResult.busy(retryHint(votes, timeout));
+                yield releaseEverywhere(request, votes, timeout).thenApply(released -> busy);
             }
             case UNREACHABLE -> {
                 releaseEverywhere(request, votes, timeout);
@@ -233,6 +240,30 @@ final class RedlockBackend implements LockBackend {
                             i, () -> master.call(backend -> backend.release(request.key(), request.owner())));
                 })
                 .settled();
+    }
+
+    /**
+     * How long masters that hold grants back (restarted without their data, {@code epoch.lua}) keep this
+     * round from a quorum: 0 when the round would be short without them too (other holders); else until
+     * enough of them end their hold-back, with the grants this round had.
+     */
+    private long heldBackFor(Round<AcquireResult> votes) {
+        int granted = 0;
+        List<Long> heldBack = new ArrayList<>();
+        for (int i = 0; i < votes.size(); i++) {
+            AcquireResult vote = votes.value(i);
+            if (vote != null && vote.isGranted()) {
+                granted++;
+            } else if (vote != null && vote.isHeldBack()) {
+                heldBack.add(vote.retryAfterMillis());
+            }
+        }
+        int missing = quorum - granted;
+        if (missing <= 0 || heldBack.size() < missing) {
+            return 0;
+        }
+        Collections.sort(heldBack);
+        return Math.max(1, heldBack.get(missing - 1));
     }
 
     /** When the first blocking hold of a busy master runs out, plus jitter so that contenders part. */

@@ -78,6 +78,11 @@ record ResourceKeys(String prefix) {
         return epoch(namespace) + ":{" + SlotTags.of(SlotHash.getSlot(prefix)) + "}";
     }
 
+    /** The hold-back marker a grant of this resource checks: the namespace's, or in a Cluster its slot's. */
+    String epoch(boolean cluster) {
+        return cluster ? clusterEpoch() : epoch(prefix.substring(0, prefix.indexOf(':')));
+    }
+
     /** The SCAN pattern matching the holders hash of every resource of a namespace. */
     static String holdersPattern(String namespace) {
         return namespace + ":*:{*}:h";

@@ -43,15 +43,19 @@ local function onceReplicated()
   return second == nil or tonumber(second) >= 0
 end
 
--- Returns the milliseconds grants stay held back (0: grant), or nil and an error message.
--- epoch: the namespace's marker key; maxLease, margin: the client's declared max lease and the drift
--- margin for it, in ms, as sent (ARGV text); nowMillis: TIME.
-local function holdBack(epoch, maxLease, margin, nowMillis)
+-- Validates the client's declaration: maxLease and margin as numbers, or nil and an error message.
+local function declared(maxLease, margin)
   maxLease, margin = tonumber(maxLease), tonumber(margin)
   if maxLease == nil or margin == nil or maxLease < 1 or margin < 0 then
     return nil, 'dlock: the hold-back needs the max lease and its drift margin (whole milliseconds), got '
       .. tostring(maxLease) .. ' and ' .. tostring(margin)
   end
+  return maxLease, margin
+end
+
+-- What a grant now finds, read-only: this process's run id, the base (see above), and the recorded max
+-- lease (0 when none).
+local function epochState(epoch, nowMillis)
   local info = redis.call('INFO', 'server')
   local run = string.match(info, 'run_id:(%x+)')
   local uptime = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
@@ -61,29 +65,47 @@ local function holdBack(epoch, maxLease, margin, nowMillis)
     -- an unreadable marker reads as missing
     markRun, base, recorded = string.match(marker, '^(%x+) (%d+) (%d+)$')
   end
-  local write = true
   recorded = tonumber(recorded) or 0
+  local marked = tonumber(base) or 0
+  if markRun == run then
+    return run, marked, recorded, true
+  elseif onceReplicated() then
+    return run, nowMillis, recorded, false
+  end
+  -- a marker moved here with its writer's hold-back still running keeps it
+  return run, math.max((math.floor(nowMillis / 1000) - uptime + 1) * 1000, marked), recorded, false
+end
+
+-- Returns the milliseconds grants stay held back (0: grant), or nil and an error message.
+-- epoch: the namespace's marker key; maxLease, margin: the client's declared max lease and the drift
+-- margin for it, in ms, as sent (ARGV text); nowMillis: TIME.
+local function holdBack(epoch, maxLease, margin, nowMillis)
+  maxLease, margin = declared(maxLease, margin)
+  if not maxLease then
+    return nil, margin
+  end
+  local run, base, recorded, own = epochState(epoch, nowMillis)
   if maxLease < recorded then
     return nil, 'dlock: this client declares maxLease ' .. maxLease .. 'ms, but a client of the same namespace '
       .. 'declared ' .. string.format('%.0f', recorded) .. 'ms (' .. epoch .. '): every client of a namespace '
       .. 'must declare the same maxLease, or grants after a restart could overlap its longer leases'
   end
-  local marked = tonumber(base) or 0
-  if markRun == run then
-    base = marked
-    write = maxLease > recorded
-  elseif onceReplicated() then
-    base = nowMillis
-  else
-    -- a marker moved here with its writer's hold-back still running keeps it
-    base = math.max((math.floor(nowMillis / 1000) - uptime + 1) * 1000, marked)
-  end
   -- maxLease >= recorded here (a shorter one was refused above): it is the longest lease, and the margin
   -- the client sent is the one for it.
-  if write then
+  if not own or maxLease > recorded then
     redis.call('SET', epoch, run .. ' ' .. string.format('%.0f', base) .. ' ' .. string.format('%.0f', maxLease))
   end
-  local untilMillis = base + maxLease + margin
-  return math.max(untilMillis - nowMillis, 0)
+  return math.max(base + maxLease + margin - nowMillis, 0)
 end
 
+-- The hold-back a grant asked now would meet, in ms (0: none), without writing anything (describe); nil
+-- and an error message for a bad declaration. A client whose declaration is shorter than the recorded one
+-- would be refused; the recorded value is used here (its margin is the client's, a few ms apart at most).
+local function heldBackFor(epoch, maxLease, margin, nowMillis)
+  maxLease, margin = declared(maxLease, margin)
+  if not maxLease then
+    return nil, margin
+  end
+  local _, base, recorded = epochState(epoch, nowMillis)
+  return math.max(base + math.max(maxLease, recorded) + margin - nowMillis, 0)
+end

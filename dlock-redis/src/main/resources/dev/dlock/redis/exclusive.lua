@@ -188,6 +188,17 @@ local function forceRelease()
   return 1
 end
 
+-- KEYS: epoch; ARGV: op maxLease margin. Read-only: the milliseconds a grant asked now would be held
+-- back (epoch.lua), 0 when it would not.
+local function heldBack()
+  local clock = redis.call('TIME')
+  local left, problem = heldBackFor(KEYS[1], ARGV[2], ARGV[3], tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+  if not left then
+    return redis.error_reply(problem)
+  end
+  return left
+end
+
 if op == 'acquire' then
   return acquire()
 elseif op == 'release' then
@@ -196,6 +207,8 @@ elseif op == 'renew' then
   return renew()
 elseif op == 'describe' then
   return describe()
+elseif op == 'heldback' then
+  return heldBack()
 elseif op == 'force' then
   return forceRelease()
 elseif op == 'floor' then

@@ -51,10 +51,11 @@ public class DlockEndpoint {
     }
 
     /**
-     * What the store knows about one lock name, in every kind of lock that has holders or waiters.
+     * What the store knows about one lock name, in every kind of lock that has holders or waiters, or whose
+     * grants the store holds back.
      *
      * @param name the lock name
-     * @return one entry per kind, empty when nobody holds the name
+     * @return one entry per kind, empty when nobody holds the name and nothing is held back
      */
     @ReadOperation
     public List<StoreLock> lock(@Selector String name) {
@@ -68,7 +69,8 @@ public class DlockEndpoint {
                 info.waiters(),
                 info.holders().stream()
                         .map(h -> new Holder(h.owner(), h.fencingToken(), h.mode(), iso(h.expiresIn())))
-                        .toList());
+                        .toList(),
+                iso(info.heldBack()));
     }
 
     private static String iso(Duration duration) {
@@ -100,8 +102,10 @@ public class DlockEndpoint {
      * @param kind {@code lock}, {@code fair}, {@code rw} or {@code sem}
      * @param waiters callers queued in the store, or -1 where the store keeps no queue
      * @param holders the holders
+     * @param heldBack how long the store holds grants of it back after it may have lost state, ISO-8601;
+     *     {@code PT0S} when it grants
      */
-    public record StoreLock(String name, String kind, int waiters, List<Holder> holders) {}
+    public record StoreLock(String name, String kind, int waiters, List<Holder> holders, String heldBack) {}
 
     /**
      * One holder of a lock, in any instance.

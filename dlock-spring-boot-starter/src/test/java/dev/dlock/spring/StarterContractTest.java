@@ -690,6 +690,9 @@ abstract class StarterContractTest {
         assertThat((String) JsonPath.read(seen[1], "$[0].kind")).isEqualTo("lock");
         assertThat(((Number) JsonPath.read(seen[1], "$[0].holders[0].token")).longValue())
                 .isEqualTo(token);
+        assertThat((String) JsonPath.read(seen[1], "$[0].heldBack"))
+                .as("no hold-back")
+                .isEqualTo("PT0S");
         assertThat((List<?>) JsonPath.read(get("/actuator/dlock/order:" + order), "$"))
                 .isEmpty();
     }
