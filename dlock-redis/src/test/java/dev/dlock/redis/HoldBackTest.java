@@ -85,18 +85,12 @@ class HoldBackTest {
     @Test
     void aHoldBackIsToldToTheListenerAndNamedInATimeout() throws Exception {
         List<Duration> heldBack = new CopyOnWriteArrayList<>();
-        LockListener listener = new LockListener() {
-            @Override
-            public void heldBack(String name, Duration left) {
-                heldBack.add(left);
-            }
-        };
         try (RedisServer server = RedisServer.start();
                 LockClient holder = client(server.plainUri() + "?maxLease=2s", true);
                 LockClient other = LockClient.builder(server.plainUri() + "?maxLease=2s")
                         .leaseTime(LEASE)
                         .namespace("told")
-                        .listener(listener)
+                        .listener(recording(heldBack))
                         .build()) {
             holder.lock("r").acquire(Duration.ofSeconds(10));
             server.restart();
@@ -104,11 +98,7 @@ class HoldBackTest {
             assertThatThrownBy(() -> other.lock("r").acquire(Duration.ofMillis(300)))
                     .isInstanceOf(LockTimeoutException.class)
                     .hasMessageContaining("the store held grants back until");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (heldBack.isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(10); // the listener runs on the client's listener thread
-            }
-            assertThat(heldBack)
+            assertThat(awaitToldOf(heldBack))
                     .as("told of the held-back answers")
                     .isNotEmpty()
                     .allSatisfy(left -> assertThat(left).isPositive().isLessThan(Duration.ofSeconds(4)));
@@ -280,12 +270,7 @@ class HoldBackTest {
                 LockClient client = LockClient.builder(servers.plainUri("?maxLease=20s"))
                         .leaseTime(LEASE)
                         .namespace("told")
-                        .listener(new LockListener() {
-                            @Override
-                            public void heldBack(String name, Duration left) {
-                                heldBack.add(left);
-                            }
-                        })
+                        .listener(recording(heldBack))
                         .build()) {
             assertThat(client.lock("r").tryAcquire())
                     .as("tryLock() while every master holds back")
@@ -293,11 +278,7 @@ class HoldBackTest {
             assertThatThrownBy(() -> client.lock("r").acquire(Duration.ofMillis(300)))
                     .isInstanceOf(LockTimeoutException.class)
                     .hasMessageContaining("the store held grants back until");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (heldBack.isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(10); // the listener runs on the client's listener thread
-            }
-            assertThat(heldBack)
+            assertThat(awaitToldOf(heldBack))
                     .as("told of the held-back answers")
                     .isNotEmpty()
                     .allSatisfy(left -> assertThat(left)
@@ -350,6 +331,25 @@ class HoldBackTest {
                 Thread.sleep(10);
             }
         }
+    }
+
+    /** A listener that records the hold-backs it is told of. */
+    private static LockListener recording(List<Duration> heldBack) {
+        return new LockListener() {
+            @Override
+            public void heldBack(String name, Duration left) {
+                heldBack.add(left);
+            }
+        };
+    }
+
+    /** The recorded hold-backs once there is one, or after 5 s (the listener runs on its own thread). */
+    private static List<Duration> awaitToldOf(List<Duration> heldBack) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (heldBack.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        return heldBack;
     }
 
     private static List<LockInfo> describeUntilConnected(LockClient client) throws InterruptedException {
