@@ -22,7 +22,10 @@ import java.util.TreeSet;
  * it (ns), reported at the grant and whenever a renewal moved it ({@code ChaosClient.Held}). Every time
  * used here is when a report was sent, mapped to the controller's clock with the section's own reports:
  * offset = the least (arrival ms - monotonic ms) among them, which errs by the shortest transit (well
- * under a millisecond on loopback); arrival times alone are not enough, since a busy controller or
+ * under a millisecond on loopback), taken only among reports of the same clock period as the one mapped
+ * (a {@code clock-client} step of that client, or its step back, starts a new period; reports within a
+ * re-read window of one are not used, since the process may or may not have seen it yet): a step after
+ * the grant once pulled a grant's mapped instant 7 s early; arrival times alone are not enough, since a busy controller or
  * client can hold a report back for tens of milliseconds (a release that arrived 56 ms late once made a
  * released holder look superseded). The grant instant is taken as when the successor's {@code grant}
  * report was sent, the latest it can have been; so a grant counted as not told first was one for certain,
@@ -49,6 +52,8 @@ final class ToldFirst {
     private long notToldFirstUncounted;
     private long longestMillis;
     private final List<String> examples = new ArrayList<>();
+    /** Per client, the windows (controller ms, from and to) in which its clock may have been stepped. */
+    private final Map<Integer, List<long[]>> clockSteps = new LinkedHashMap<>();
 
     /**
      * Measures every grant of the run.
@@ -58,6 +63,15 @@ final class ToldFirst {
      * @param end the run's end, controller time (ms)
      */
     ToldFirst(Collection<Section> sections, List<FaultRecord> faults, long end) {
+        for (FaultRecord f : faults) {
+            if (f.fault() == Fault.CLOCK_CLIENT && f.client() >= 0) {
+                List<long[]> windows = clockSteps.computeIfAbsent(f.client(), c -> new ArrayList<>());
+                windows.add(new long[] {f.start(), f.start() + FakeClock.REREAD_MILLIS});
+                if (f.end() >= 0) {
+                    windows.add(new long[] {f.end(), f.end() + FakeClock.REREAD_MILLIS});
+                }
+            }
+        }
         List<Section> exclusive = new ArrayList<>(sections);
         exclusive.removeIf(s -> s.lock.equals("sem"));
         exclusive.sort(Comparator.comparingLong(s -> s.grantAt));
@@ -108,15 +122,45 @@ final class ToldFirst {
 
     /**
      * When a section's report was sent, on the controller's clock (ms): its monotonic time plus the
-     * section's offset, the least (arrival - monotonic) among its reports. A report can arrive late (a
-     * busy controller or client); its monotonic time says when it was sent, which is what matters here.
+     * section's offset, the least (arrival - monotonic) among its reports of the same clock period (all of
+     * them when there is none outside a step's window). A report can arrive late (a busy controller or
+     * client); its monotonic time says when it was sent, which is what matters here.
      */
-    private static long sent(Section s, Event e) {
+    private long sent(Section s, Event e) {
+        int period = clockPeriod(s.client, e.at());
         long offset = Long.MAX_VALUE;
         for (Event any : s.events) {
-            offset = Math.min(offset, any.at() - any.mono() / 1_000_000L);
+            if (!inClockStep(s.client, any.at()) && clockPeriod(s.client, any.at()) == period) {
+                offset = Math.min(offset, any.at() - any.mono() / 1_000_000L);
+            }
+        }
+        if (offset == Long.MAX_VALUE) {
+            for (Event any : s.events) {
+                offset = Math.min(offset, any.at() - any.mono() / 1_000_000L);
+            }
         }
         return e.mono() / 1_000_000L + offset;
+    }
+
+    /** How many of the client's clock-step windows had closed by {@code at}. */
+    private int clockPeriod(int client, long at) {
+        int closed = 0;
+        for (long[] window : clockSteps.getOrDefault(client, List.of())) {
+            if (window[1] < at) {
+                closed++;
+            }
+        }
+        return closed;
+    }
+
+    /** Whether {@code at} falls in one of the client's clock-step windows. */
+    private boolean inClockStep(int client, long at) {
+        for (long[] window : clockSteps.getOrDefault(client, List.of())) {
+            if (window[0] <= at && at <= window[1]) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -124,7 +168,7 @@ final class ToldFirst {
      * the store may grant the next client before the release's answer is back), or its end as the checker
      * knows it (a kill, the run's end).
      */
-    private static long heldUntil(Section s) {
+    private long heldUntil(Section s) {
         long end = s.endAt;
         for (Event e : s.events) {
             if (Checker.ends(e)) {
@@ -139,7 +183,7 @@ final class ToldFirst {
      * release (or kill), its first {@code lost} or {@code told} report, and its last reported deadline,
      * each as sent.
      */
-    private static long beliefEnd(Section old, long at) {
+    private long beliefEnd(Section old, long at) {
         long end = heldUntil(old);
         long deadline = Long.MAX_VALUE;
         for (Event e : old.events) {

@@ -360,6 +360,27 @@ class CheckerTest {
                 .isZero();
     }
 
+    /**
+     * A step of the successor's clock after its grant does not move the grant's mapped instant: seed 11541
+     * on ZooKeeper once reported a grant 7 s before it happened (the section's later report, sent under a
+     * +7 s step, gave the least offset), so a holder told 1.7 s before the grant counted as not told first.
+     */
+    @Test
+    void aClockStepAfterTheGrantDoesNotMoveTheGrantInstant() {
+        grantWhileHeld(1_100);
+        event(400, 1, "lost", "x", "1.x", 1);
+        event(1_200, 1, "release", "x", "1.x", 1);
+        events.removeIf(e -> e.client() == 2 && e.type().equals("release"));
+        faults.add(new FaultRecord(Fault.CLOCK_CLIENT, "client 2", 2, 700, 900));
+        events.add(new Event(1_000, 2, "release", "x", "2.x", 2, "", 1_000, 8_000_000_000L)); // sent under +7 s
+        Checker checker = checker(2_000);
+        Map<String, Object> figures = checker.figures();
+        assertThat(figure(figures, "told_first", "supersessions")).isEqualTo(1);
+        assertThat(figure(figures, "told_first", "told_first")).isEqualTo(1);
+        assertThat(figure(figures, "told_first", "not_told_first")).isZero();
+        assertThat(checker.failures()).noneMatch(f -> f.contains("not told first"));
+    }
+
     /** A release sent before the successor's grant but received after it (a busy controller) is no supersession. */
     @Test
     void aReleaseThatArrivedLateIsJudgedByWhenItWasSent() {
