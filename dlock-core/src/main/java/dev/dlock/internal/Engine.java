@@ -38,8 +38,7 @@ import java.util.List;
  * thread-owned reentrant holds for the {@code Lock} view ({@link Holds}), renews every lease from one
  * scheduler thread in batches ({@link Watchdog}) and tells the listener off its own threads ({@link
  * ListenerEvents}). Where a lower part must call back up it owns a small interface: a lease ends its hold
- * through {@code HoldRoute} (the hand-off implements it), the watchdog tells of ended threads through a
- * callback (the views' {@link Holds} forget them).
+ * through {@code HoldRoute} (the hand-off implements it).
  *
  * <p>Concurrency: there is exactly one thread of our own per client, the scheduler; it runs timers and
  * renewal ticks and never blocks. Store answers arrive on the backend's threads and are handled there
@@ -68,7 +67,7 @@ public final class Engine implements AutoCloseable {
         this.events = new ListenerEvents(options.listener());
         this.store = new Store(options.operationTimeout());
         Holds holds = new Holds();
-        this.watchdog = new Watchdog(store, events, holds::forget);
+        this.watchdog = new Watchdog(store, events);
         try {
             store.open(factory, new BackendContext(uri, options.operationTimeout(), watchdog));
         } catch (RuntimeException e) {

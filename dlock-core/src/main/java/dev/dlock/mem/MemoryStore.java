@@ -91,7 +91,9 @@ public final class MemoryStore {
      */
     static final long TOKEN_BLOCK = 1024;
 
-    private final Map<ResourceId, Long> lastTokens = new HashMap<>();
+    /** The last token granted per resource: one mutable cell each, so a grant boxes no {@code Long}. */
+    private final Map<ResourceId, long[]> lastTokens = new HashMap<>();
+
     private final Map<ResourceId, List<WakeListener>> listeners = new ConcurrentHashMap<>();
     private volatile boolean up = true;
 
@@ -157,13 +159,27 @@ public final class MemoryStore {
     }
 
     private static final class Resource {
-        final LinkedHashMap<String, Hold> holders = new LinkedHashMap<>();
+        /** Sized for the common one or two holders: a default table would be 16 slots per resource. */
+        final LinkedHashMap<String, Hold> holders = new LinkedHashMap<>(2);
         /** Fair-lock queue, or queued writers of a read-write lock: owner to expiry. */
-        final LinkedHashMap<String, Long> queue = new LinkedHashMap<>();
+        final LinkedHashMap<String, Long> queue = new LinkedHashMap<>(2);
 
+        /** Drops what expired; an empty map is not even iterated (no garbage on the uncontended path). */
         void purge(long now) {
-            holders.values().removeIf(h -> now - h.expiresAt >= 0);
-            queue.values().removeIf(expiry -> now - expiry >= 0);
+            if (!holders.isEmpty()) {
+                for (Iterator<Hold> it = holders.values().iterator(); it.hasNext(); ) {
+                    if (now - it.next().expiresAt >= 0) {
+                        it.remove();
+                    }
+                }
+            }
+            if (!queue.isEmpty()) {
+                for (Iterator<Long> it = queue.values().iterator(); it.hasNext(); ) {
+                    if (now - it.next() >= 0) {
+                        it.remove();
+                    }
+                }
+            }
         }
 
         boolean isEmpty() {
@@ -184,6 +200,9 @@ public final class MemoryStore {
 
         /** The owner holding in {@link Mode#WRITE}, or {@code null}. */
         String writer() {
+            if (holders.isEmpty()) {
+                return null;
+            }
             for (Map.Entry<String, Hold> e : holders.entrySet()) {
                 if (e.getValue().mode == Mode.WRITE) {
                     return e.getKey();
@@ -213,7 +232,7 @@ public final class MemoryStore {
             r.purge(now);
             boolean grant = GrantRules.mayGrant(request, r.holders.size(), r.writer(), r.firstWaiting());
             if (grant) {
-                long token = lastTokens.merge(id, TOKEN_BLOCK, Long::sum);
+                long token = nextToken(id);
                 r.queue.remove(owner);
                 r.holders.put(
                         owner, new Hold(token, key.mode(), now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis())));
@@ -230,6 +249,17 @@ public final class MemoryStore {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Advances the resource's token counter by {@link #TOKEN_BLOCK}; called under the lock. */
+    private long nextToken(ResourceId id) {
+        long[] last = lastTokens.get(id);
+        if (last == null) {
+            last = new long[1];
+            lastTokens.put(id, last);
+        }
+        last[0] += TOKEN_BLOCK;
+        return last[0];
     }
 
     boolean release(LockKey key, String owner) {

@@ -254,7 +254,12 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     @Override
     public Duration heldFor() {
-        return Duration.ofNanos(System.nanoTime() - grantedNanos);
+        return Duration.ofNanos(heldForNanos());
+    }
+
+    /** {@return {@link #heldFor()} in nanoseconds, without a {@code Duration} (the release path counts it)} */
+    public long heldForNanos() {
+        return System.nanoTime() - grantedNanos;
     }
 
     @Override

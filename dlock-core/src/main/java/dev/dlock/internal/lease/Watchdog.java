@@ -15,7 +15,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
 
 /**
  * Renews every lease of one client from its single scheduler thread, and declares leases lost when
@@ -46,7 +45,6 @@ public final class Watchdog implements BackendContext.BackendEvents {
 
     private final Store store;
     private final ListenerEvents events;
-    private final Consumer<Thread> threadEnded;
     private final Set<LeaseImpl> leases = ConcurrentHashMap.newKeySet();
     private final LaterReleases laterReleases;
     private final ReentrantLock lock = new ReentrantLock();
@@ -60,13 +58,10 @@ public final class Watchdog implements BackendContext.BackendEvents {
      *
      * @param store renewals go there
      * @param events listener events
-     * @param threadEnded told of a thread that ended while its {@code Lock} view held a lease (after the
-     *     lease was lost and released), so that the view forgets that thread's holds
      */
-    public Watchdog(Store store, ListenerEvents events, Consumer<Thread> threadEnded) {
+    public Watchdog(Store store, ListenerEvents events) {
         this.store = store;
         this.events = events;
-        this.threadEnded = threadEnded;
         this.laterReleases = new LaterReleases(store);
     }
 
@@ -175,7 +170,6 @@ public final class Watchdog implements BackendContext.BackendEvents {
                 if (lease.markLost("the thread that held it (" + holder.getName() + ") ended without unlocking")) {
                     store.release(lease.key(), lease.owner(), " of a dead thread");
                 }
-                threadEnded.accept(holder);
                 continue;
             }
             if (now - lease.deadlineNanos() >= 0) {

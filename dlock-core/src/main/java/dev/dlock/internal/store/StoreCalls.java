@@ -4,6 +4,7 @@ import dev.dlock.LockBackendException;
 import dev.dlock.LockException;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -78,12 +79,11 @@ public final class StoreCalls {
             Consumer<? super T> lateAnswer,
             BiConsumer<? super T, ? super Throwable> reaction) {
         CompletableFuture<T> stage = sent.toCompletableFuture();
+        if (stage.isDone()) {
+            return answeredAtOnce(stage, verb, name, detail, reaction);
+        }
         CompletableFuture<T> result = new CompletableFuture<>();
         CompletableFuture<T> settled = reaction == null ? result : result.whenComplete(reaction);
-        if (stage.isDone()) {
-            stage.whenComplete((v, e) -> settle(result, lateAnswer, verb, name, detail, v, e));
-            return settled;
-        }
         if (scheduler.isShutdown()) {
             result.completeExceptionally(new LockException(what(verb, name, detail) + ": the LockClient is closed"));
             return settled;
@@ -93,6 +93,36 @@ public final class StoreCalls {
         unanswered.add(new Unanswered(result, settled, answered, verb, name, detail, System.nanoTime() + timeoutNanos));
         scheduleExpiry();
         return settled;
+    }
+
+    /**
+     * A call the backend answered before returning (the memory store, a refusal, a call not sent): no
+     * timeout to track, and the reaction runs here, on the caller's thread, as it would have from {@code
+     * whenComplete} on a completed stage. Same outcome as the tracked path, without its three futures.
+     */
+    private static <T> CompletableFuture<T> answeredAtOnce(
+            CompletableFuture<T> stage,
+            String verb,
+            String name,
+            String detail,
+            BiConsumer<? super T, ? super Throwable> reaction) {
+        T value = null;
+        Throwable error = null;
+        try {
+            value = stage.join();
+        } catch (CompletionException | CancellationException e) {
+            error = storeFailure(what(verb, name, detail), e);
+        }
+        if (reaction != null) {
+            try {
+                reaction.accept(value, error);
+            } catch (RuntimeException | Error e) {
+                if (error == null) {
+                    error = new CompletionException(e); // as whenComplete fails its stage
+                }
+            }
+        }
+        return error == null ? CompletableFuture.completedFuture(value) : CompletableFuture.failedFuture(error);
     }
 
     static String what(String verb, String name, String detail) {

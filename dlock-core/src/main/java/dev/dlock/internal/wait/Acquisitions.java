@@ -11,6 +11,7 @@ import dev.dlock.spi.LockKey;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 
 /**
  * The waiting side of one client, and its one door: starts every {@link Acquisition}, keeps the local
@@ -26,7 +27,10 @@ public final class Acquisitions {
     private final LocalQueues queues;
     private final Cohort cohort;
     private final Parts parts;
-    private final String label = processLabel();
+    /** {@code pid@host#}: every owner id starts with it ({@link #newOwner}). */
+    private final String label = processLabel() + "#";
+    /** Drawn once: a method reference per acquisition would be one more object on the acquire path. */
+    private final Supplier<String> owners = this::newOwner;
 
     /**
      * The waiting side of a client whose store is open.
@@ -67,7 +71,8 @@ public final class Acquisitions {
     /** A new owner id: {@code pid@host#<128 random bits>}. */
     private String newOwner() {
         ThreadLocalRandom r = ThreadLocalRandom.current();
-        return label + "#" + Long.toHexString(r.nextLong() | Long.MIN_VALUE)
+        return label
+                + Long.toHexString(r.nextLong() | Long.MIN_VALUE)
                 + Long.toHexString(r.nextLong() | Long.MIN_VALUE);
     }
 
@@ -85,8 +90,7 @@ public final class Acquisitions {
         if (store.isClosed()) {
             throw new LockException("the LockClient is closed");
         }
-        Acquisition acquisition =
-                new Acquisition(parts, terms, this::newOwner, Checks.saturatedNanos(wait), downgradeFrom);
+        Acquisition acquisition = new Acquisition(parts, terms, owners, Checks.saturatedNanos(wait), downgradeFrom);
         queues.enqueue(acquisition);
         return acquisition;
     }

@@ -157,8 +157,8 @@ final class Cohort implements HoldRoute {
      *     answered
      */
     private CompletableFuture<Boolean> passOrRelease(LeaseImpl lease, boolean claimed) {
-        LocalQueue queue = queues.get(lease.key());
-        LeaseImpl next = queue == null ? null : lease.passOn(claimed);
+        Iterable<Acquisition> waiters = queues.inOrder(lease.key());
+        LeaseImpl next = waiters == null ? null : lease.passOn(claimed);
         if (next == null) {
             if (claimed) {
                 lease.renewal().end();
@@ -166,7 +166,7 @@ final class Cohort implements HoldRoute {
             CompletableFuture<Boolean> release = releaseToStore(lease, localWakeDelayNanos(lease));
             return release != null || !claimed ? release : CompletableFuture.completedFuture(true);
         }
-        for (Acquisition waiter : queue.inOrder()) {
+        for (Acquisition waiter : waiters) {
             if (!waiter.isLive()) {
                 continue; // done, or its deadline passed: it must not be granted late
             }
@@ -194,7 +194,7 @@ final class Cohort implements HoldRoute {
         if (!lease.stopHolding()) {
             return null;
         }
-        long held = lease.heldFor().toNanos();
+        long held = lease.heldForNanos();
         LockKey key = lease.key();
         if (localWakeDelayNanos != 0) {
             // Before the release: a store may deliver its wake-up while the release is on its way.
@@ -257,8 +257,7 @@ final class Cohort implements HoldRoute {
         if (!allowed(lease)) {
             return null;
         }
-        LocalQueue queue = queues.get(lease.key());
-        Acquisition first = queue == null ? null : queue.firstLive();
+        Acquisition first = queues.firstLive(lease.key());
         return first != null && first.accepts(lease) ? first : null;
     }
 

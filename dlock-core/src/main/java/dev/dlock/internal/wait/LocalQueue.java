@@ -36,11 +36,6 @@ final class LocalQueue {
         return null;
     }
 
-    /** The waiters, first come first (a weakly consistent view). */
-    Iterable<Acquisition> inOrder() {
-        return waiting;
-    }
-
     void wakeHead(String nextOwner) {
         Acquisition head = waiting.peekFirst();
         if (head != null && (nextOwner == null || nextOwner.equals(head.owner()))) {

@@ -8,6 +8,7 @@ import dev.dlock.spi.LockBackend.Subscription;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,16 +16,26 @@ import java.util.concurrent.ConcurrentHashMap;
  * The local tier of the two-tier queue: one {@link LocalQueue} per key with callers of this client waiting
  * for it, and the wake-up subscriptions those queues share ({@link Subscriptions}).
  *
+ * <p>A lone caller: the map holds the {@link Acquisition} itself until a second caller comes, the wait
+ * needs a wake-up subscription or a hold-back: then it becomes a {@link LocalQueue} holding it. Most names
+ * are taken by one caller at a time (one lock per order or job), and that path then costs no queue
+ * objects: {@code putIfAbsent} to join, {@code remove(key, acquisition)} to leave.
+ *
  * <p>Concurrency: every change to a queue happens inside {@code ConcurrentHashMap.compute} on the map of
- * queues, which serialises them per key; nothing blocking runs there, and the effects of a change (events,
- * starting the next head, dropping a subscription) run after it. A queue that empties is removed from the
- * map in the same step, and its subscription reference is dropped.
+ * queues (or is one atomic {@code putIfAbsent}/{@code remove} of a lone caller), which serialises them per
+ * key; nothing blocking runs there, and the effects of a change (events, starting the next head, dropping
+ * a subscription) run after it. A queue that empties is removed from the map in the same step, and its
+ * subscription reference is dropped.
  */
 final class LocalQueues {
     /** Heads waiting to be started by the outermost {@link #promote} call on this thread. */
     private static final ThreadLocal<ArrayDeque<Acquisition>> PROMOTING = new ThreadLocal<>();
+    /** {@code Mode.values()} once: every release wakes through it, and {@code values()} copies the array. */
+    private static final Mode[] MODES = Mode.values();
 
-    private final ConcurrentHashMap<LockKey, LocalQueue> queues = new ConcurrentHashMap<>();
+    /** Per key: the lone waiting {@link Acquisition}, or the {@link LocalQueue} of several. */
+    private final ConcurrentHashMap<LockKey, Object> queues = new ConcurrentHashMap<>();
+
     private final int limit;
     private final ListenerEvents events;
     private final Subscriptions subscriptions;
@@ -40,9 +51,15 @@ final class LocalQueues {
      * read lock taken under the same thread's write hold) goes first and starts at once.
      */
     void enqueue(Acquisition acquisition) {
+        if (queues.putIfAbsent(acquisition.key, acquisition) == null) {
+            events.queued(acquisition.key.name()); // a lone caller: the head, whatever its kind
+            acquisition.armDeadline(true);
+            acquisition.becomeHead();
+            return;
+        }
         boolean[] outcome = new boolean[2]; // [0] rejected, [1] head
-        queues.compute(acquisition.key, (k, queue) -> {
-            LocalQueue q = queue != null ? queue : new LocalQueue(k);
+        queues.compute(acquisition.key, (k, value) -> {
+            LocalQueue q = queueOf(k, value);
             if (q.size >= limit) {
                 outcome[0] = true;
             } else if (acquisition.isDowngrade()) {
@@ -82,9 +99,16 @@ final class LocalQueues {
      * hold was passed to the finished one ({@link Cohort}), and the next wake-up starts it.
      */
     void leave(Acquisition acquisition, boolean promoteNext) {
+        if (queues.remove(acquisition.key, acquisition)) {
+            events.dequeued(acquisition.key.name()); // it was alone: nobody to promote, no subscription
+            return;
+        }
         Acquisition[] next = new Acquisition[1];
         boolean[] done = new boolean[2]; // [0] unsubscribe, [1] removed
-        queues.computeIfPresent(acquisition.key, (k, q) -> {
+        queues.computeIfPresent(acquisition.key, (k, value) -> {
+            if (!(value instanceof LocalQueue q)) {
+                return value; // another lone caller: this one had left already
+            }
             boolean wasHead = q.waiting.peekFirst() == acquisition;
             if (q.waiting.remove(acquisition)) {
                 q.size--;
@@ -139,7 +163,8 @@ final class LocalQueues {
      */
     CompletableFuture<Subscription> subscribe(LockKey key) {
         boolean[] first = new boolean[1];
-        queues.computeIfPresent(key, (k, q) -> {
+        queues.computeIfPresent(key, (k, value) -> {
+            LocalQueue q = queueOf(k, value);
             first[0] = !q.subscribed;
             q.subscribed = true;
             return q;
@@ -147,18 +172,43 @@ final class LocalQueues {
         return first[0] ? subscriptions.acquire(key) : subscriptions.live(key);
     }
 
-    /** The queue of a key, or null when no caller of this client waits for it. */
-    LocalQueue get(LockKey key) {
-        return queues.get(key);
+    /** Inside compute: the key's queue, made from its lone caller (or empty) when it has none yet. */
+    private static LocalQueue queueOf(LockKey key, Object value) {
+        if (value instanceof LocalQueue q) {
+            return q;
+        }
+        LocalQueue q = new LocalQueue(key);
+        if (value != null) {
+            q.waiting.add((Acquisition) value);
+            q.size = 1;
+        }
+        return q;
+    }
+
+    /** The callers waiting for a key, first come first (a weakly consistent view), or null when none. */
+    Iterable<Acquisition> inOrder(LockKey key) {
+        Object value = queues.get(key);
+        return value instanceof Acquisition a ? List.of(a) : value == null ? null : ((LocalQueue) value).waiting;
+    }
+
+    /** The first caller waiting for a key whose wait goes on, or null (a lock-free look). */
+    Acquisition firstLive(LockKey key) {
+        Object value = queues.get(key);
+        if (value instanceof Acquisition a) {
+            return a.isLive() ? a : null;
+        }
+        return value == null ? null : ((LocalQueue) value).firstLive();
     }
 
     /** Called by the store or by a local release: a resource may be free; wakes each mode's head. */
     void wake(LockKey anyModeKey, String nextOwner) {
-        for (Mode mode : Mode.values()) {
+        for (Mode mode : MODES) {
             if (mode.kind().equals(anyModeKey.kind())) {
-                LocalQueue queue = queues.get(anyModeKey.withMode(mode));
-                if (queue != null) {
+                Object value = queues.get(mode == anyModeKey.mode() ? anyModeKey : anyModeKey.withMode(mode));
+                if (value instanceof LocalQueue queue) {
                     queue.wakeHead(nextOwner);
+                } else if (value instanceof Acquisition lone && (nextOwner == null || nextOwner.equals(lone.owner()))) {
+                    lone.wake(true); // a lone caller has no hold-back: that is set on a queue
                 }
             }
         }
@@ -166,9 +216,10 @@ final class LocalQueues {
 
     /** See {@link LocalQueue#holdBack}. */
     void holdBack(LockKey key, long untilNanos) {
-        LocalQueue q = queues.get(key);
-        if (q != null) {
-            q.holdBack(untilNanos);
+        LocalQueue[] held = new LocalQueue[1];
+        queues.computeIfPresent(key, (k, value) -> held[0] = queueOf(k, value));
+        if (held[0] != null) {
+            held[0].holdBack(untilNanos);
         }
     }
 
@@ -184,8 +235,12 @@ final class LocalQueues {
 
     /** Fails every waiter and cancels every subscription (the client closes). */
     void failAll(LockException cause) {
-        for (LocalQueue queue : queues.values()) {
-            queue.failAll(cause);
+        for (Object value : queues.values()) {
+            if (value instanceof LocalQueue queue) {
+                queue.failAll(cause);
+            } else {
+                ((Acquisition) value).fail(cause);
+            }
         }
     }
 
