@@ -4,6 +4,7 @@ import dev.dlock.LockInfo;
 import dev.dlock.LockKind;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.DriftMargin;
 import dev.dlock.spi.GrantRules;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
@@ -33,7 +34,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>For tests of failure handling, {@link #goDown()} makes the store stop answering (requests hang, as
  * with a dead server, until the client's operation timeout), and {@link #comeBack()} restores it with its
- * state intact.
+ * state intact. {@link #forgetEverything()} is the other failure: the store loses every hold and queue
+ * entry, as a Redis restarted without persistence does, and then holds grants back as dlock's Redis
+ * backend does, so that no client is granted a lock while a lease it forgot may still be running.
  *
  * <pre>{@code
  * MemoryStore store = MemoryStore.named("outage-test");
@@ -74,6 +77,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *       owner at the head of the queue, the one waiter that can be granted.
  *   <li>Down ({@link #goDown()}) only stops answering: state stays and keeps expiring by the clock, as a
  *       live server's would while the network is cut.
+ *   <li>Told first ({@link #forgetEverything()}): the store remembers, per namespace, the longest lease it
+ *       granted or renewed; after losing its state it grants nothing in a namespace until that long (plus
+ *       the {@link DriftMargin}) after the loss, so every forgotten lease has ended by its holder's clock
+ *       (and its holder was told at a renewal) before anyone else is granted. A namespace with no grant
+ *       before the loss is not held back. Fencing counters survive the loss: tokens never repeat.
  * </ul>
  *
  * <p>Stores are named and shared JVM-wide so that several {@code LockClient}s in one test behave like
@@ -95,6 +103,11 @@ public final class MemoryStore {
     private final Map<ResourceId, long[]> lastTokens = new HashMap<>();
 
     private final Map<ResourceId, List<WakeListener>> listeners = new ConcurrentHashMap<>();
+    /** Per namespace, the longest lease granted or renewed, in milliseconds: it survives a loss. */
+    private final Map<String, Long> longestLeaseMillis = new HashMap<>();
+    /** Per namespace, until when grants are held back after a loss ({@code System.nanoTime()}). */
+    private final Map<String, Long> heldBackUntil = new HashMap<>();
+
     private volatile boolean up = true;
 
     private MemoryStore(String name) {
@@ -131,6 +144,24 @@ public final class MemoryStore {
     /** Answers again, with all state as it was (leases keep expiring by the clock meanwhile). */
     public void comeBack() {
         up = true;
+    }
+
+    /**
+     * Loses every hold and queue entry, as a store restarted without persistence does; the store then holds
+     * grants back in every namespace it had granted in, for as long as the longest lease it granted there
+     * could still run (plus the drift margin). Clients that held a lease learn at their next renewal that
+     * it is lost; waiters wait, and a zero wait answers false, until the hold-back ends.
+     */
+    public void forgetEverything() {
+        lock.lock();
+        try {
+            long now = System.nanoTime();
+            longestLeaseMillis.forEach((namespace, longest) -> heldBackUntil.put(
+                    namespace, now + TimeUnit.MILLISECONDS.toNanos(longest) + DriftMargin.nanos(longest)));
+            resources.clear();
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
@@ -228,11 +259,16 @@ public final class MemoryStore {
         String owner = request.owner();
         lock.lock();
         try {
+            long heldBack = heldBackNanos(id.namespace(), now);
+            if (heldBack > 0) {
+                return AcquireResult.heldBack(ceilMillis(heldBack));
+            }
             Resource r = resources.computeIfAbsent(id, k -> new Resource());
             r.purge(now);
             boolean grant = GrantRules.mayGrant(request, r.holders.size(), r.writer(), r.firstWaiting());
             if (grant) {
                 long token = nextToken(id);
+                longestLeaseMillis.merge(id.namespace(), request.leaseMillis(), Math::max);
                 r.queue.remove(owner);
                 r.holders.put(
                         owner, new Hold(token, key.mode(), now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis())));
@@ -249,6 +285,23 @@ public final class MemoryStore {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** How long grants in a namespace are still held back after a loss, 0 when not; under the lock. */
+    private long heldBackNanos(String namespace, long now) {
+        Long until = heldBackUntil.get(namespace);
+        if (until == null) {
+            return 0;
+        }
+        if (now - until >= 0) {
+            heldBackUntil.remove(namespace);
+            return 0;
+        }
+        return until - now;
+    }
+
+    private static long ceilMillis(long nanos) {
+        return (nanos + 999_999) / 1_000_000;
     }
 
     /** Advances the resource's token counter by {@link #TOKEN_BLOCK}; called under the lock. */
@@ -301,6 +354,7 @@ public final class MemoryStore {
                     lost.add(request.owner());
                 } else {
                     hold.expiresAt = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
+                    longestLeaseMillis.merge(request.key().namespace(), request.leaseMillis(), Math::max);
                 }
             }
         } finally {
@@ -349,8 +403,13 @@ public final class MemoryStore {
         ResourceId id = ResourceId.of(key);
         lock.lock();
         try {
-            Resource r = resources.get(id);
-            return info(id, r, System.nanoTime());
+            long now = System.nanoTime();
+            LockInfo info = info(id, resources.get(id), now);
+            long heldBack = heldBackNanos(id.namespace(), now);
+            return heldBack == 0
+                    ? info
+                    : new LockInfo(
+                            info.name(), info.kind(), info.holders(), info.waiters(), Duration.ofNanos(heldBack));
         } finally {
             lock.unlock();
         }

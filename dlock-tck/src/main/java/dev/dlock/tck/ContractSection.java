@@ -93,6 +93,10 @@ abstract class ContractSection {
         return contract.holdsOutliveTheirClient();
     }
 
+    final Runnable storeLosesItsState() {
+        return contract.storeLosesItsState();
+    }
+
     /** For a store without fair locks: asserts that {@code fairLock()} is refused, and returns true. */
     final boolean fairLocksRefused() {
         if (offersFairLocks()) {

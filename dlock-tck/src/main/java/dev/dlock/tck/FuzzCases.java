@@ -233,7 +233,8 @@ abstract class FuzzCases extends ContractSection {
                 java.util.Arrays.stream(dev.dlock.spi.Mode.values())
                         .filter(m -> (m != dev.dlock.spi.Mode.FAIR || offersFairLocks())
                                 && (m != dev.dlock.spi.Mode.PERMIT || offersSemaphores()))
-                        .toList());
+                        .toList(),
+                storeLosesItsState());
         try {
             var request = org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.request()
                     .selectors(org.junit.platform.engine.discovery.DiscoverySelectors.selectClass(

@@ -139,6 +139,18 @@ public abstract class LockContractTest {
     }
 
     /**
+     * How the store loses every grant it made, as a server restarted without persistence does, or null
+     * when this test has no such fault for its store. When given, the property test of {@link FuzzCases}
+     * adds the loss to its random steps, and its invariant (no two conflicting holds valid at once) then
+     * checks that the store holds grants back until every forgotten lease has run out. The default: none.
+     *
+     * @return the fault, or null
+     */
+    protected Runnable storeLosesItsState() {
+        return null;
+    }
+
+    /**
      * Makes a client behave like a crashed process for the rest of the test: it stops talking to the
      * store without releasing anything or leaving any queue. The default cuts the client off with a
      * {@link FreezableBackend}; a backend whose store keeps entries alive for a live connection (a

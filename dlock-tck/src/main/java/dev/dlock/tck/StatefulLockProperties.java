@@ -25,6 +25,7 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
+import net.jqwik.api.state.ActionChainArbitrary;
 import net.jqwik.api.state.Transformer;
 
 /**
@@ -40,7 +41,12 @@ import net.jqwik.api.state.Transformer;
  */
 public class StatefulLockProperties {
     /** The store under test: builders of its clients, and the lease time to use. Set by the suite. */
-    record Target(Supplier<LockClient.Builder> builders, Duration lease, Duration operationTimeout, List<Mode> modes) {}
+    record Target(
+            Supplier<LockClient.Builder> builders,
+            Duration lease,
+            Duration operationTimeout,
+            List<Mode> modes,
+            Runnable storeLosesItsState) {}
 
     static volatile Target target;
 
@@ -69,7 +75,7 @@ public class StatefulLockProperties {
     @Provide
     Arbitrary<ActionChain<LockWorld>> sequences() {
         Target t = target;
-        return ActionChain.<LockWorld>startWith(() -> new LockWorld(
+        ActionChainArbitrary<LockWorld> chain = ActionChain.<LockWorld>startWith(() -> new LockWorld(
                         t.builders(),
                         t.lease(),
                         t.operationTimeout(),
@@ -91,6 +97,7 @@ public class StatefulLockProperties {
                 .withAction(1, slowAnswers())
                 .withAction(1, lateAnswer())
                 .withMaxTransformations(20);
+        return t.storeLosesItsState() == null ? chain : chain.withAction(1, storeLosesItsState(t.storeLosesItsState()));
     }
 
     private static Arbitrary<Integer> clients() {
@@ -273,6 +280,14 @@ public class StatefulLockProperties {
             w.forceReleased(name);
             w.client(0).forceRelease(name);
         }));
+    }
+
+    /**
+     * The store forgets every grant (a restart without persistence). The holders still believe they hold
+     * until a renewal tells them, so the invariant fails if the store grants anyone else meanwhile.
+     */
+    private static Action.Independent<LockWorld> storeLosesItsState(Runnable fault) {
+        return () -> Arbitraries.just(Transformer.mutate("the store forgets every grant", w -> fault.run()));
     }
 
     private static Action.Independent<LockWorld> closeClient() {

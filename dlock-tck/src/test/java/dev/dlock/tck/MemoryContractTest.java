@@ -21,4 +21,9 @@ class MemoryContractTest extends LockContractTest {
     protected void startStore() {
         STORE.comeBack();
     }
+
+    @Override
+    protected Runnable storeLosesItsState() {
+        return STORE::forgetEverything;
+    }
 }
