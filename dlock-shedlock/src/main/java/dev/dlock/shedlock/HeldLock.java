@@ -15,12 +15,14 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * One ShedLock lock held through a dlock {@link Lease} that is not renewed, so that the store frees it after
  * {@code lockAtMostFor}.
  *
- * <p>Minimum hold ({@code lockAtLeastFor}): {@link #unlock()} before it has passed hands the lease to the
- * engine's delayed release ({@link Lease#closeAfter}), which releases it when the time is up; no thread
- * waits. A client that closes first leaves the hold to the store's expiry for the time left (Redis, SQL,
- * memory; ZooKeeper and etcd end it with the session). When the time left reaches past the lease's own
- * deadline (a {@code lockAtLeastFor} close to {@code lockAtMostFor}), the lease is first extended to a time
- * whose deadline, a {@link DriftMargin} before it, still covers the hold.
+ * <p>Minimum hold ({@code lockAtLeastFor}): {@link #unlock()} before it has passed cuts the lease at the
+ * store to the time left plus {@link #AFTER_THE_MINIMUM} (so a node that dies now does not keep the lock
+ * until {@code lockAtMostFor}) and hands it to the engine's delayed release ({@link Lease#closeAfter}),
+ * which releases it when the time is up; no thread waits. A client that closes first leaves the hold to
+ * the store's expiry for the time left (Redis, SQL, memory; ZooKeeper and etcd end it with the session).
+ * When the time left reaches past the lease's own deadline (a {@code lockAtLeastFor} close to {@code
+ * lockAtMostFor}), the lease is first extended to a time whose deadline, a {@link DriftMargin} before it,
+ * still covers the hold.
  *
  * <p>Extension: {@link #extend} keeps the same lease, and so the same fencing token, with a new lease time;
  * the old instance is spent and a new one returned, as ShedLock asks.
@@ -73,6 +75,15 @@ final class HeldLock implements SimpleLock {
      * {@code lockAtMostFor} is applied after the grant ({@link #shortened}).
      */
     static final Duration SHORTEST_GRANT = Duration.ofSeconds(1);
+
+    /**
+     * How long past the minimum hold the store keeps a lock whose job ended early, if its node dies before
+     * the release: the unlock cuts the lease to the time left plus this (ShedLock's own providers write
+     * {@code lock_until} at the unlock for the same reason). Room for the release to come first: the
+     * lease's local deadline is this much after it, so a late timer does not turn a clean release into a
+     * lost lease.
+     */
+    static final Duration AFTER_THE_MINIMUM = Duration.ofSeconds(1);
 
     /** The shortest lease time a lock is shortened or extended to. */
     static final Duration SHORTEST_HOLD = Duration.ofMillis(50);
@@ -134,10 +145,14 @@ final class HeldLock implements SimpleLock {
         long keepNanos = lockAtLeastFor.toNanos() - (System.nanoTime() - startedNanos);
         if (keepNanos > 0) {
             try {
-                if (lease.remaining().toNanos() <= keepNanos) { // lockAtLeastFor close to lockAtMostFor
+                Duration cut = holdFor(keepNanos + AFTER_THE_MINIMUM.toNanos());
+                if (lease.remaining().compareTo(cut) > 0) {
+                    lease.extend(cut); // the store's own expiry: a node that dies now keeps the lock no longer
+                } else if (lease.remaining().toNanos() <= keepNanos) { // lockAtLeastFor close to lockAtMostFor
                     lease.extend(holdFor(keepNanos));
                 }
-                lease.closeAfter(Duration.ofNanos(keepNanos));
+                lease.closeAfter(
+                        Duration.ofNanos(Math.max(0, lockAtLeastFor.toNanos() - (System.nanoTime() - startedNanos))));
             } catch (LeaseLostException e) {
                 // The job ended holding the lock; a short remainder may run out before the store's answer
                 // arrives. The minimum hold has then passed, and the engine gave the hold back (a lease

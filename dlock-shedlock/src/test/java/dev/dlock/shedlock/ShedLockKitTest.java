@@ -43,6 +43,11 @@ abstract class ShedLockKitTest extends AbstractExtensibleLockProviderIntegration
     /** The URI of the store this class tests. */
     abstract String uri();
 
+    /** Whether the store ends a hold by its own expiry (Redis, SQL, memory), not with the client's session. */
+    boolean storeExpiresHolds() {
+        return true;
+    }
+
     @BeforeEach
     void connect() {
         client = newClient();
@@ -99,6 +104,26 @@ abstract class ShedLockKitTest extends AbstractExtensibleLockProviderIntegration
                 .as("the lock went to another process after %d ms", heldMillis)
                 .isGreaterThanOrEqualTo(atLeast.toMillis())
                 .isLessThan(atLeast.toMillis() + 3_000);
+    }
+
+    @Test
+    void aJobEndingEarlyLeavesTheStoreKeepingTheLockOnlyUntilLockAtLeastForIfTheNodeDies() {
+        Duration atLeast = Duration.ofSeconds(2);
+        SimpleLock lock = provider.lock(config("nightly", Duration.ofMinutes(10), atLeast))
+                .orElseThrow();
+        long unlocked = System.nanoTime();
+        lock.unlock();
+        List<dev.dlock.LockInfo> held = client.describe("nightly");
+        assertThat(held).as("kept for lockAtLeastFor").isNotEmpty();
+        if (storeExpiresHolds()) {
+            // What the store would do if this node died now: let go by its own expiry.
+            Duration storeKeepsIt = held.get(0).holders().get(0).expiresIn();
+            assertThat(storeKeepsIt)
+                    .as("the store's expiry after the unlock, not lockAtMostFor's 10 minutes")
+                    .isLessThanOrEqualTo(
+                            atLeast.plus(HeldLock.AFTER_THE_MINIMUM).plusMillis(100))
+                    .isGreaterThan(atLeast.minusNanos(System.nanoTime() - unlocked));
+        }
     }
 
     @Test
