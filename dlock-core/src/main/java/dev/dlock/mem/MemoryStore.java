@@ -4,7 +4,6 @@ import dev.dlock.LockInfo;
 import dev.dlock.LockKind;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
-import dev.dlock.spi.DriftMargin;
 import dev.dlock.spi.GrantRules;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
@@ -78,9 +77,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>Down ({@link #goDown()}) only stops answering: state stays and keeps expiring by the clock, as a
  *       live server's would while the network is cut.
  *   <li>Told first ({@link #forgetEverything()}): the store remembers, per namespace, the longest lease it
- *       granted or renewed; after losing its state it grants nothing in a namespace until that long (plus
- *       the {@link DriftMargin}) after the loss, so every forgotten lease has ended by its holder's clock
- *       (and its holder was told at a renewal) before anyone else is granted. A namespace with no grant
+ *       granted or renewed ({@link HoldBacks}); after losing its state it grants nothing in a namespace
+ *       until that long (plus the drift margin) after the loss, so every forgotten lease has ended by its
+ *       holder's clock (and its holder was told at a renewal) before anyone else is granted. A namespace with no grant
  *       before the loss is not held back. Fencing counters survive the loss: tokens never repeat.
  * </ul>
  *
@@ -103,10 +102,8 @@ public final class MemoryStore {
     private final Map<ResourceId, long[]> lastTokens = new HashMap<>();
 
     private final Map<ResourceId, List<WakeListener>> listeners = new ConcurrentHashMap<>();
-    /** Per namespace, the longest lease granted or renewed, in milliseconds: it survives a loss. */
-    private final Map<String, Long> longestLeaseMillis = new HashMap<>();
-    /** Per namespace, until when grants are held back after a loss ({@code System.nanoTime()}). */
-    private final Map<String, Long> heldBackUntil = new HashMap<>();
+    /** What survives {@link #forgetEverything()}: the hold-back after it. */
+    private final HoldBacks holdBacks = new HoldBacks();
 
     private volatile boolean up = true;
 
@@ -155,9 +152,7 @@ public final class MemoryStore {
     public void forgetEverything() {
         lock.lock();
         try {
-            long now = System.nanoTime();
-            longestLeaseMillis.forEach((namespace, longest) -> heldBackUntil.put(
-                    namespace, now + TimeUnit.MILLISECONDS.toNanos(longest) + DriftMargin.nanos(longest)));
+            holdBacks.lost(System.nanoTime());
             resources.clear();
         } finally {
             lock.unlock();
@@ -259,7 +254,7 @@ public final class MemoryStore {
         String owner = request.owner();
         lock.lock();
         try {
-            long heldBack = heldBackNanos(id.namespace(), now);
+            long heldBack = holdBacks.heldBackNanos(id.namespace(), now);
             if (heldBack > 0) {
                 return AcquireResult.heldBack(ceilMillis(heldBack));
             }
@@ -268,7 +263,7 @@ public final class MemoryStore {
             boolean grant = GrantRules.mayGrant(request, r.holders.size(), r.writer(), r.firstWaiting());
             if (grant) {
                 long token = nextToken(id);
-                longestLeaseMillis.merge(id.namespace(), request.leaseMillis(), Math::max);
+                holdBacks.leased(id.namespace(), request.leaseMillis());
                 r.queue.remove(owner);
                 r.holders.put(
                         owner, new Hold(token, key.mode(), now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis())));
@@ -285,19 +280,6 @@ public final class MemoryStore {
         } finally {
             lock.unlock();
         }
-    }
-
-    /** How long grants in a namespace are still held back after a loss, 0 when not; under the lock. */
-    private long heldBackNanos(String namespace, long now) {
-        Long until = heldBackUntil.get(namespace);
-        if (until == null) {
-            return 0;
-        }
-        if (now - until >= 0) {
-            heldBackUntil.remove(namespace);
-            return 0;
-        }
-        return until - now;
     }
 
     private static long ceilMillis(long nanos) {
@@ -354,7 +336,7 @@ public final class MemoryStore {
                     lost.add(request.owner());
                 } else {
                     hold.expiresAt = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
-                    longestLeaseMillis.merge(request.key().namespace(), request.leaseMillis(), Math::max);
+                    holdBacks.leased(request.key().namespace(), request.leaseMillis());
                 }
             }
         } finally {
@@ -405,7 +387,7 @@ public final class MemoryStore {
         try {
             long now = System.nanoTime();
             LockInfo info = info(id, resources.get(id), now);
-            long heldBack = heldBackNanos(id.namespace(), now);
+            long heldBack = holdBacks.heldBackNanos(id.namespace(), now);
             return heldBack == 0
                     ? info
                     : new LockInfo(
