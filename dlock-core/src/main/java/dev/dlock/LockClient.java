@@ -246,6 +246,21 @@ public final class LockClient implements AutoCloseable {
     }
 
     /**
+     * Asks how long the store holds back grants in this client's namespace because it may have lost
+     * grants whose leases are still running (after a restart without persistence, or a failover to a
+     * replica that missed them: docs/safety.md). Meanwhile {@code tryLock()} answers false and waiters
+     * wait. Stores that never lose a committed grant always answer zero.
+     *
+     * @return the time left, zero when grants are not held back
+     * @throws UnsupportedOperationException on a Redis Cluster, whose hold-back is per hash slot ({@link
+     *     #describe} tells it per lock)
+     * @throws LockBackendException if the store failed
+     */
+    public Duration heldBack() {
+        return engine.heldBack();
+    }
+
+    /**
      * Administrative: removes every hold of a name in every kind, whoever holds it. The holders find out
      * at their next renewal. Fencing tokens keep increasing.
      *

@@ -112,8 +112,12 @@ final class ConsoleCommand implements Plan, Main.Validated {
             thread.setDaemon(true);
             return thread;
         });
-        LockWatcher watcher =
-                new LockWatcher(() -> client.list(""), System::nanoTime, System::currentTimeMillis, window.toMillis());
+        LockWatcher watcher = new LockWatcher(
+                () -> client.list(""),
+                client::heldBack,
+                System::nanoTime,
+                System::currentTimeMillis,
+                window.toMillis());
         Map<String, Object> about = new LinkedHashMap<>();
         about.put("store", Secrets.mask(uri));
         about.put("namespace", backend.namespace);

@@ -190,6 +190,7 @@ final class ConsoleServer implements AutoCloseable {
         out.put("allowRelease", releaser != null);
         out.put("polledAt", view.polledAtMillis());
         out.put("error", view.error());
+        out.put("heldBackMillis", view.heldBackMillis());
         out.put("locks", view.locks().stream().map(ConsoleServer::lock).toList());
         return out;
     }

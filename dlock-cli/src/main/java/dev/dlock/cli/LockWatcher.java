@@ -1,6 +1,7 @@
 package dev.dlock.cli;
 
 import dev.dlock.LockInfo;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -32,6 +33,11 @@ import java.util.function.Supplier;
  *       left (ZooKeeper: the lease is the holder's session) show every end as a release.
  * </ul>
  *
+ * <p>Each poll also asks how long the store holds grants of the namespace back after it may have lost
+ * state ({@code LockClient.heldBack()}): after a restart the store lists nothing, and that answer is what
+ * says why nothing is granted either. A store that holds back per lock, not per namespace (a Redis Cluster)
+ * refuses the question once; the view then says it cannot tell.
+ *
  * <p>Concurrency: {@link #poll()} runs on the console's poller thread and asks the store outside the
  * monitor; everything else is short and synchronized, and returns copies. Failure modes: a failed poll
  * keeps the last view, records the error for the page, and derives no events; the next good poll diffs
@@ -53,8 +59,11 @@ final class LockWatcher {
     /** A lock as the page shows it; waiters is null where the store keeps no queue. */
     record LockView(String name, String kind, Integer waiters, List<HolderView> holders) {}
 
-    /** The locks of the last good poll, its time, and the error of the last poll if it failed. */
-    record View(long polledAtMillis, String error, List<LockView> locks) {}
+    /**
+     * The locks of the last good poll, its time, the error of the last poll if it failed, and the hold-back
+     * left (null where the store does not tell it per namespace).
+     */
+    record View(long polledAtMillis, String error, List<LockView> locks, Long heldBackMillis) {}
 
     private record HolderKey(String kind, String name, String owner, long token) {}
 
@@ -75,6 +84,7 @@ final class LockWatcher {
     }
 
     private final Supplier<List<LockInfo>> source;
+    private final Supplier<Duration> heldBackSource;
     private final LongSupplier nanoTime;
     private final LongSupplier wallMillis;
     private final long windowMillis;
@@ -87,9 +97,21 @@ final class LockWatcher {
     private boolean polledOnce;
     private long polledAtMillis;
     private String error;
+    /** False once the store refused to tell the hold-back per namespace. */
+    private volatile boolean heldBackKnown = true;
+    /** The hold-back of the last good poll, and when its answer came ({@code nanoTime}). */
+    private Duration heldBack = Duration.ZERO;
 
-    LockWatcher(Supplier<List<LockInfo>> source, LongSupplier nanoTime, LongSupplier wallMillis, long windowMillis) {
+    private long heldBackAnswerNanos;
+
+    LockWatcher(
+            Supplier<List<LockInfo>> source,
+            Supplier<Duration> heldBack,
+            LongSupplier nanoTime,
+            LongSupplier wallMillis,
+            long windowMillis) {
         this.source = source;
+        this.heldBackSource = heldBack;
         this.nanoTime = nanoTime;
         this.wallMillis = wallMillis;
         this.windowMillis = windowMillis;
@@ -99,15 +121,37 @@ final class LockWatcher {
     void poll() {
         long request = nanoTime.getAsLong();
         List<LockInfo> locks;
+        Duration held;
         try {
             locks = source.get();
+            held = askHeldBack();
         } catch (RuntimeException e) {
             synchronized (this) {
                 error = e.getClass().getSimpleName() + ": " + e.getMessage();
             }
             return;
         }
-        apply(locks, request, nanoTime.getAsLong());
+        long answer = nanoTime.getAsLong();
+        synchronized (this) {
+            if (held != null) {
+                heldBack = held;
+                heldBackAnswerNanos = answer;
+            }
+            apply(locks, request, answer);
+        }
+    }
+
+    /** The hold-back now, or null once the store refused to tell it per namespace (then not asked again). */
+    private Duration askHeldBack() {
+        if (!heldBackKnown) {
+            return null;
+        }
+        try {
+            return heldBackSource.get();
+        } catch (UnsupportedOperationException e) {
+            heldBackKnown = false;
+            return null;
+        }
     }
 
     private synchronized void apply(List<LockInfo> locks, long request, long answer) {
@@ -242,7 +286,9 @@ final class LockWatcher {
                     List.copyOf(entry.getValue())));
         }
         locks.sort(Comparator.comparing(LockView::name).thenComparing(LockView::kind));
-        return new View(polledAtMillis, error, List.copyOf(locks));
+        Long heldBackLeft =
+                heldBackKnown ? Math.max(0, heldBack.toMillis() - (nanos - heldBackAnswerNanos) / 1_000_000) : null;
+        return new View(polledAtMillis, error, List.copyOf(locks), heldBackLeft);
     }
 
     /** Events with a sequence number above {@code since}, oldest first, within the window. */

@@ -42,6 +42,9 @@ class ConsoleBrowserTest {
 
     CliProcesses cli;
     RedisProcess redis;
+    /** Just after the server started: its hold-back cannot end before this + the max lease. */
+    long redisUpNanos;
+
     WebDriver browser;
 
     @BeforeEach
@@ -52,6 +55,7 @@ class ConsoleBrowserTest {
         assertThat(CHROMIUM).as("apt-get install chromium chromium-driver").isExecutable();
         cli = new CliProcesses(dir);
         redis = RedisProcess.start();
+        redisUpNanos = System.nanoTime();
     }
 
     @AfterEach
@@ -195,6 +199,34 @@ class ConsoleBrowserTest {
 
         assertThat(console.process.isAlive()).isTrue();
         signal("CONT", report);
+    }
+
+    /**
+     * A fresh server holds grants back for the declared max lease (it cannot be told from one that lost its
+     * holds): the page says so in a banner that counts down, and the banner goes when the hold-back ends.
+     */
+    @Test
+    void bannerShowsTheHoldBackUntilItEnds() throws Exception {
+        CliProcesses.Running console =
+                cli.start("console", "--port", "0", "--backend", redis.uri() + "?maxLease=10s", "--interval", "200ms");
+        browser = chromium();
+        browser.get(consoleUrl(console));
+        WebDriverWait wait = new WebDriverWait(browser, PATIENCE, Duration.ofMillis(50));
+        wait.ignoring(StaleElementReferenceException.class);
+
+        String banner = wait.until(d -> {
+            String text = d.findElement(By.id("held-back")).getText();
+            return text.isEmpty() ? null : text;
+        });
+        assertThat(banner).startsWith("Grants held back for ").contains("may have lost holds");
+        double left = seconds(banner.substring("Grants held back for ".length(), banner.indexOf(':')));
+        assertThat(left).isGreaterThan(0).isLessThanOrEqualTo(11.1);
+        wait.until(d -> !d.findElement(By.id("held-back")).isDisplayed());
+        // The server started a few ms before redisUpNanos, and its hold-back ends at the earliest the max
+        // lease + 1% after its start.
+        assertThat(Duration.ofNanos(System.nanoTime() - redisUpNanos))
+                .as("ended no earlier than the max lease after the server's start")
+                .isGreaterThanOrEqualTo(Duration.ofMillis(9_900));
     }
 
     /** {@code 2.5s} or {@code 850ms} in seconds. */

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 class ConsoleServerTest {
     final LockClient client =
             LockClient.builder("mem:console-" + System.nanoTime()).build();
-    final LockWatcher watcher =
-            new LockWatcher(() -> client.list(""), System::nanoTime, System::currentTimeMillis, 600_000);
+    final LockWatcher watcher = new LockWatcher(
+            () -> client.list(""), client::heldBack, System::nanoTime, System::currentTimeMillis, 600_000);
     final HttpClient http = HttpClient.newHttpClient();
     ConsoleServer server;
 

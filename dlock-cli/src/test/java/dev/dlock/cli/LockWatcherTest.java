@@ -17,12 +17,22 @@ class LockWatcherTest {
     final AtomicLong millis = new AtomicLong(1_700_000_000_000L);
     List<LockInfo> snapshot = List.of();
     RuntimeException failure;
+    Duration heldBack = Duration.ZERO;
+    RuntimeException heldBackFailure;
+    int heldBackAsked;
     final LockWatcher watcher = new LockWatcher(
             () -> {
                 if (failure != null) {
                     throw failure;
                 }
                 return snapshot;
+            },
+            () -> {
+                heldBackAsked++;
+                if (heldBackFailure != null) {
+                    throw heldBackFailure;
+                }
+                return heldBack;
             },
             nanos::get,
             millis::get,
@@ -180,5 +190,51 @@ class LockWatcherTest {
             assertThat(lock.waiters()).isEqualTo(3);
             assertThat(lock.holders()).isEmpty();
         });
+    }
+
+    @Test
+    void theHoldBackAfterALostStateIsShownAndCountsDownBetweenPolls() {
+        watcher.poll();
+        assertThat(watcher.view().heldBackMillis()).isZero();
+
+        heldBack = Duration.ofMillis(31_000); // the store restarted: it lists nothing and grants nothing
+        advance(1_000);
+        watcher.poll();
+        advance(400);
+        assertThat(watcher.view().heldBackMillis()).isEqualTo(30_600);
+        advance(40_000);
+        assertThat(watcher.view().heldBackMillis()).as("never below zero").isZero();
+    }
+
+    @Test
+    void aStoreThatHoldsBackPerLockIsAskedOnceAndItsListingStillShown() {
+        heldBackFailure = new UnsupportedOperationException("per hash slot");
+        snapshot = List.of(held("a", "1@h#x", 5, 30_000L, 0));
+        watcher.poll();
+        advance(1_000);
+        snapshot = List.of(held("a", "1@h#x", 5, 29_000L, 0), held("b", "2@h#y", 7, 30_000L, 0));
+        watcher.poll();
+
+        LockWatcher.View view = watcher.view();
+        assertThat(view.heldBackMillis()).as("unknown, not zero").isNull();
+        assertThat(view.error()).isNull();
+        assertThat(view.locks()).extracting(LockWatcher.LockView::name).containsExactly("a", "b");
+        assertThat(types()).containsExactly("grant b 7");
+        assertThat(heldBackAsked).isEqualTo(1);
+    }
+
+    @Test
+    void aFailedHoldBackQuestionIsAFailedPollThatKeepsTheLastView() {
+        snapshot = List.of(held("a", "1@h#x", 5, 30_000L, 0));
+        watcher.poll();
+        heldBackFailure = new LockBackendException("the store timed out");
+        snapshot = List.of();
+        advance(1_000);
+        watcher.poll();
+
+        LockWatcher.View view = watcher.view();
+        assertThat(view.error()).contains("the store timed out");
+        assertThat(view.locks()).extracting(LockWatcher.LockView::name).containsExactly("a");
+        assertThat(types()).as("no event derived from a failed poll").isEmpty();
     }
 }

@@ -4,6 +4,7 @@ import dev.dlock.DistributedLock;
 import dev.dlock.DistributedReadWriteLock;
 import dev.dlock.DistributedSemaphore;
 import dev.dlock.Lease;
+import dev.dlock.LockBackendException;
 import dev.dlock.LockException;
 import dev.dlock.LockInfo;
 import dev.dlock.internal.base.Checks;
@@ -20,6 +21,7 @@ import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackendFactory;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -214,6 +216,23 @@ public final class Engine implements AutoCloseable {
         all.sort(Comparator.comparing(LockInfo::name)
                 .thenComparing(info -> info.kind().tag()));
         return all;
+    }
+
+    /**
+     * Asks how long grants in the namespace are held back after the store may have lost state.
+     *
+     * @return the time left, zero when not held back
+     * @throws UnsupportedOperationException where the store holds grants back per lock, not per namespace
+     */
+    public Duration heldBack() {
+        try {
+            return Waits.join(store.heldBack(options.namespace()));
+        } catch (LockBackendException e) {
+            if (e.getCause() instanceof UnsupportedOperationException refused) {
+                throw new UnsupportedOperationException(refused.getMessage(), e); // a refusal, not a failure
+            }
+            throw e;
+        }
     }
 
     /**

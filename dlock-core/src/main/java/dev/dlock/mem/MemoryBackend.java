@@ -7,6 +7,7 @@ import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.RenewRequest;
 import dev.dlock.spi.WakeListener;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -75,6 +76,11 @@ final class MemoryBackend implements LockBackend {
     @Override
     public CompletionStage<List<LockInfo>> list(String namespace, String prefix) {
         return run(() -> store.list(namespace, prefix));
+    }
+
+    @Override
+    public CompletionStage<Duration> heldBack(String namespace) {
+        return run(() -> store.heldBack(namespace));
     }
 
     @Override

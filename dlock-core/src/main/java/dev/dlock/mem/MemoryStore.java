@@ -412,6 +412,15 @@ public final class MemoryStore {
         return new LockInfo(id.name(), id.kind(), holders, waiters);
     }
 
+    Duration heldBack(String namespace) {
+        lock.lock();
+        try {
+            return Duration.ofNanos(holdBacks.heldBackNanos(namespace, System.nanoTime()));
+        } finally {
+            lock.unlock();
+        }
+    }
+
     List<LockInfo> list(String namespace, String prefix) {
         List<LockInfo> result = new ArrayList<>();
         long now = System.nanoTime();

@@ -1,6 +1,7 @@
 package dev.dlock.spi;
 
 import dev.dlock.LockInfo;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -73,6 +74,11 @@ public abstract class ForwardingLockBackend implements LockBackend {
     @Override
     public CompletionStage<List<LockInfo>> list(String namespace, String prefix) {
         return delegate.list(namespace, prefix);
+    }
+
+    @Override
+    public CompletionStage<Duration> heldBack(String namespace) {
+        return delegate.heldBack(namespace);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.dlock.spi;
 
 import dev.dlock.LockInfo;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -143,6 +144,21 @@ public interface LockBackend extends AutoCloseable {
      * @return descriptions of resources that have at least one holder
      */
     CompletionStage<List<LockInfo>> list(String namespace, String prefix);
+
+    /**
+     * How long a grant asked now in a namespace would be held back because the store may have lost grants
+     * whose leases are still running (a restart without persistence, a failover to a replica that missed
+     * them); the same answer {@link AcquireResult#heldBack} would give, read without writing anything. The
+     * default answers zero: right for a store that never loses a committed grant. A store that can lose
+     * grants overrides it, or fails the stage with {@link UnsupportedOperationException} where the
+     * hold-back is not one per namespace (it says what to ask instead).
+     *
+     * @param namespace the namespace
+     * @return the time left, zero when grants are not held back
+     */
+    default CompletionStage<Duration> heldBack(String namespace) {
+        return CompletableFuture.completedFuture(Duration.ZERO);
+    }
 
     /**
      * Administrative: removes every hold and queue entry of a resource, whoever owns them, and wakes

@@ -54,6 +54,10 @@ class MemoryStoreLossTest {
         LockInfo info = second.describe("x").get(0);
         assertThat(info.holders()).as("the store forgot the holder").isEmpty();
         assertThat(info.heldBack()).as("describe shows the hold-back").isPositive();
+        assertThat(second.heldBack())
+                .as("so does the namespace, without a lock name")
+                .isPositive()
+                .isLessThanOrEqualTo(LEASE.plus(Duration.ofMillis(100)));
 
         try (Lease next = second.lock("x").acquire(Duration.ofSeconds(5))) {
             assertThat(Duration.ofNanos(System.nanoTime() - lostAt))
@@ -76,6 +80,7 @@ class MemoryStoreLossTest {
         store.forgetEverything();
 
         LockClient fresh = client("fresh");
+        assertThat(fresh.heldBack()).isZero();
         try (Lease lease = fresh.lock("x").tryAcquire().orElseThrow()) {
             assertThat(lease.isValid()).isTrue();
         }

@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The read-only views of the Redis backend: one lock's holders ({@code describe}) and the held locks of a
- * namespace ({@code list}).
+ * The read-only views of the Redis backend: one lock's holders ({@code describe}), the held locks of a
+ * namespace ({@code list}) and its hold-back after a lost state ({@code heldBack}).
  *
  * <p>Design: {@code describe} is one read-only script call ({@code describe} of either script, which answer
  * in one shape: name, waiters, then owner, mode letter and token, time left per holder), and beside it,
@@ -52,19 +52,36 @@ final class Inspection {
         if (!holdBack.on()) {
             return holders(keys, name);
         }
+        return holders(keys, name)
+                .thenCombine(
+                        heldBackAt(keys.epoch(connections.isCluster())),
+                        (info, left) -> new LockInfo(info.name(), info.kind(), info.holders(), info.waiters(), left));
+    }
+
+    /**
+     * The hold-back a grant in {@code namespace} would meet now. Refused in a Cluster, where it is one per
+     * namespace and hash slot: {@link #describe} tells it per lock.
+     */
+    CompletableFuture<Duration> heldBack(String namespace) {
+        if (!holdBack.on()) {
+            return CompletableFuture.completedFuture(Duration.ZERO);
+        }
+        if (connections.isCluster()) {
+            return CompletableFuture.failedFuture(new UnsupportedOperationException(
+                    "a Redis Cluster holds grants back per namespace and hash slot, not per namespace: "
+                            + "describe(name) tells it for one lock"));
+        }
+        return heldBackAt(ResourceKeys.epoch(namespace));
+    }
+
+    /** The hold-back read from the marker {@code epoch} ({@code epoch.lua}), nothing written. */
+    private CompletableFuture<Duration> heldBackAt(String epoch) {
         String[] args = new String[] {
             "heldback", holdBack.scriptArgs().get(0), holdBack.scriptArgs().get(1)
         };
-        CompletableFuture<Long> heldBack = LuaScript.EXCLUSIVE.run(
-                connections.commands(),
-                ScriptOutputType.INTEGER,
-                new String[] {keys.epoch(connections.isCluster())},
-                args);
-        return holders(keys, name)
-                .thenCombine(
-                        heldBack,
-                        (info, left) -> new LockInfo(
-                                info.name(), info.kind(), info.holders(), info.waiters(), Duration.ofMillis(left)));
+        return LuaScript.EXCLUSIVE
+                .<Long>run(connections.commands(), ScriptOutputType.INTEGER, new String[] {epoch}, args)
+                .thenApply(Duration::ofMillis);
     }
 
     /** The holders and waiters of the resource {@code keys}; the name is read from Redis when null. */

@@ -264,6 +264,11 @@ final class RedisBackend implements LockBackend {
     }
 
     @Override
+    public CompletionStage<Duration> heldBack(String namespace) {
+        return inspection.heldBack(namespace);
+    }
+
+    @Override
     public CompletionStage<Boolean> forceRelease(LockKey key) {
         ResourceKeys keys = ResourceKeys.of(key);
         LuaScript script = LuaScript.forKind(key.kind());

@@ -397,6 +397,18 @@ final class RedlockBackend implements LockBackend {
     }
 
     @Override
+    public CompletionStage<Duration> heldBack(String namespace) {
+        Round<Duration> round = Round.send(
+                names, quorum, adminTimeoutMillis(), i -> masters.get(i).call(backend -> backend.heldBack(namespace)));
+        return round.settled().thenApply(done -> {
+            if (round.failed() >= quorum) {
+                throw round.unreachable("ask the hold-back");
+            }
+            return RedlockViews.heldBack(round.yesValues(), quorum);
+        });
+    }
+
+    @Override
     public CompletionStage<Boolean> forceRelease(LockKey key) {
         Round<Boolean> round = Round.send(
                 names, quorum, adminTimeoutMillis(), i -> masters.get(i).call(backend -> backend.forceRelease(key)));

@@ -14,7 +14,8 @@ import java.util.Map;
  * Merges the masters' descriptions of a resource into the Redlock view: a holder is one that holds on
  * a majority of the masters (counting those that did not answer as possibly holding it, so a valid
  * holder stays visible while a minority is down); its token is the one most of its masters record (the
- * written-back token), its time left the one a majority of masters still grant.
+ * written-back token), its time left the one a majority of masters still grant; the hold-back after a
+ * lost state lasts until a majority of masters grant again.
  *
  * <p>Concurrency: stateless. Failure modes: none; a snapshot, stale at once.
  */
@@ -37,7 +38,23 @@ final class RedlockViews {
                 holders.add(holder(entries, quorum));
             }
         }
-        return new LockInfo(name, kind, holders, waiters);
+        return new LockInfo(
+                name,
+                kind,
+                holders,
+                waiters,
+                heldBack(perMaster.stream().map(LockInfo::heldBack).toList(), quorum));
+    }
+
+    /**
+     * The hold-back a Redlock grant meets, from the masters' own (zero for a master that grants): until a
+     * quorum of them grants again, the quorum-th shortest. With fewer answers than a quorum, the longest
+     * of them: at least that long, as no quorum can grant before.
+     */
+    static Duration heldBack(List<Duration> perMaster, int quorum) {
+        List<Duration> sorted = new ArrayList<>(perMaster);
+        sorted.sort(null);
+        return sorted.isEmpty() ? Duration.ZERO : sorted.get(Math.min(quorum, sorted.size()) - 1);
     }
 
     private static LockInfo.Holder holder(List<LockInfo.Holder> entries, int quorum) {

@@ -1,5 +1,7 @@
 package dev.dlock.redis;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import java.time.Duration;
@@ -27,6 +29,11 @@ class ClusterHoldBackTest {
         try (RedisClusterServers cluster = RedisClusterServers.start();
                 LockClient holder = client(cluster);
                 LockClient other = client(cluster)) {
+            assertThatThrownBy(other::heldBack)
+                    .as("the hold-back is per hash slot: refused per namespace")
+                    .isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("per namespace and hash slot")
+                    .hasMessageContaining("describe(name)");
             Lease held = holder.lock("r").acquire(Duration.ofSeconds(20)); // waits out the fresh nodes' hold-back
             RedisServer master = cluster.nodeWithKeys("told:*");
             master.restartEmpty();

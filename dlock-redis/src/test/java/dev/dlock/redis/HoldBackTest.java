@@ -139,6 +139,40 @@ class HoldBackTest {
         }
     }
 
+    /**
+     * The namespace's hold-back, asked without a lock name ({@code LockClient.heldBack()}, what {@code dlock
+     * console} shows: after a restart the store lists no lock to describe): zero before the restart,
+     * within its bound during the hold-back, counting down to zero, and a grant goes through then. A client
+     * that opted out is never held back.
+     */
+    @Test
+    void theNamespaceHoldBackIsToldWithoutALockName() throws Exception {
+        try (RedisServer server = RedisServer.start();
+                LockClient holder = client(server.plainUri() + "?maxLease=2s", true);
+                LockClient other = client(server.plainUri() + "?maxLease=2s", true);
+                LockClient optedOut = client(server.plainUri() + "?unsafeGrantAfterRestart=true", true)) {
+            holder.lock("r").acquire(Duration.ofSeconds(10)).close(); // waits out the fresh server's hold-back
+            assertThat(other.heldBack()).isZero();
+            server.restart();
+            describeUntilConnected(other);
+            Duration first = other.heldBack();
+            assertThat(first).isPositive().isLessThanOrEqualTo(Duration.ofMillis(HOLD_BACK_BOUND_MILLIS));
+            assertThat(optedOut.heldBack()).as("the opt-out").isZero();
+            Thread.sleep(200);
+            assertThat(other.heldBack()).as("counts down").isLessThan(first);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HOLD_BACK_BOUND_MILLIS + 1_000);
+            while (!other.heldBack().isZero()) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("the hold-back ends")
+                        .isNegative();
+                Thread.sleep(20);
+            }
+            assertThat(other.lock("r").tryAcquire())
+                    .as("granted once the namespace is no longer held back")
+                    .isPresent();
+        }
+    }
+
     /** A holder that does not renew is never told by the store: the next grant waits until its lease ran out. */
     @Test
     void aHolderThatDoesNotRenewKeepsItsLeaseUntilItRunsOutByItsClock() throws Exception {
@@ -248,6 +282,10 @@ class HoldBackTest {
                 assertThat(early)
                         .as("tryLock() while the restarted masters hold back")
                         .isEmpty();
+                assertThat(b.heldBack())
+                        .as("a majority of masters holds back: the namespace is held back")
+                        .isPositive()
+                        .isLessThanOrEqualTo(Duration.ofMillis(HOLD_BACK_BOUND_MILLIS));
                 try (Lease granted = b.lock("r").acquire(Duration.ofSeconds(10))) {
                     long after = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted);
                     assertThat(held.isValid()).as("A's lease by its own clock").isFalse();
@@ -275,6 +313,16 @@ class HoldBackTest {
             assertThat(client.lock("r").tryAcquire())
                     .as("tryLock() while every master holds back")
                     .isEmpty();
+            assertThat(client.heldBack())
+                    .as("the namespace's hold-back")
+                    .isGreaterThan(Duration.ofSeconds(10))
+                    .isLessThan(Duration.ofSeconds(22));
+            assertThat(client.describe("r"))
+                    .as("describe shows the majority's hold-back")
+                    .isNotEmpty()
+                    .allSatisfy(info -> assertThat(info.heldBack())
+                            .isGreaterThan(Duration.ofSeconds(10))
+                            .isLessThan(Duration.ofSeconds(22)));
             assertThatThrownBy(() -> client.lock("r").acquire(Duration.ofMillis(300)))
                     .isInstanceOf(LockTimeoutException.class)
                     .hasMessageContaining("the store held grants back until");

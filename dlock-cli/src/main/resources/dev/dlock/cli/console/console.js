@@ -66,6 +66,17 @@ function setStatus(text, error) {
   status.className = error ? "status error" : "status";
 }
 
+// After the store may have lost state it lists nothing and grants nothing for a while: say so and for how long.
+function renderHeldBack() {
+  const banner = document.getElementById("held-back");
+  const left = state.heldBackMillis;
+  banner.hidden = !(left > 0);
+  banner.textContent = left > 0
+    ? "Grants held back for " + duration(left) + ": the store may have lost holds whose leases are still "
+      + "running (a restart or failover), so it grants nothing in this namespace until they have run out."
+    : "";
+}
+
 function renderLocks() {
   const body = document.querySelector("#locks tbody");
   body.replaceChildren();
@@ -195,6 +206,7 @@ async function refresh() {
       + " \u00b7 " + (locks.allowRelease ? "force-release allowed" : "read-only");
     if (locks.error) setStatus("store error: " + locks.error, true);
     else setStatus("updated " + clock(locks.polledAt), false);
+    renderHeldBack();
     renderLocks();
     renderEvents();
     renderTimeline(fresh.now);

@@ -268,6 +268,16 @@ public final class Store {
     }
 
     /**
+     * Asks how long grants in a namespace are held back after the store may have lost state.
+     *
+     * @param namespace the namespace
+     * @return completes with the time left, zero when not held back
+     */
+    public CompletableFuture<Duration> heldBack(String namespace) {
+        return call(false, "ask the namespace's hold-back", null, "", () -> backend.heldBack(namespace), null, null);
+    }
+
+    /**
      * Removes every hold of a key.
      *
      * @param key the resource and mode
