@@ -1,6 +1,7 @@
 package dev.dlock.internal.lease;
 
 import dev.dlock.DistributedLock;
+import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.store.Store;
 import dev.dlock.spi.RenewRequest;
 import java.util.List;
@@ -27,7 +28,7 @@ public final class LaterReleases {
     private static final long MIN_LEASE_MILLIS = DistributedLock.MIN_LEASE_TIME.toMillis();
 
     private final Store store;
-    /** When each planned lease is due, as {@code System.nanoTime()}. */
+    /** When each planned lease is due, as {@code Nanos.now()}. */
     private final Map<LeaseImpl, Long> due = new ConcurrentHashMap<>();
 
     LaterReleases(Store store) {
@@ -36,7 +37,7 @@ public final class LaterReleases {
 
     /** Releases {@code lease} in {@code delayNanos} (more than zero), unless the client closes first. */
     void plan(LeaseImpl lease, long delayNanos) {
-        long at = System.nanoTime() + delayNanos;
+        long at = Nanos.now() + delayNanos;
         due.merge(lease, at, (planned, now) -> planned - now <= 0 ? planned : now);
         if (store.schedule(() -> release(lease), delayNanos) == null) {
             due.remove(lease); // the client has closed: released like any other lease
@@ -63,7 +64,7 @@ public final class LaterReleases {
         if (at == null) {
             return false;
         }
-        long leftMillis = TimeUnit.NANOSECONDS.toMillis(at - System.nanoTime()) + 1;
+        long leftMillis = TimeUnit.NANOSECONDS.toMillis(at - Nanos.now()) + 1;
         if (leftMillis < MIN_LEASE_MILLIS) {
             return false;
         }

@@ -2,6 +2,7 @@ package dev.dlock.internal.lease;
 
 import dev.dlock.Lease;
 import dev.dlock.internal.base.ListenerEvents;
+import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.base.Waits;
 import dev.dlock.internal.store.Store;
 import dev.dlock.spi.BackendContext;
@@ -144,7 +145,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
                 next.cancel(false);
             }
             nextAtNanos = atNanos;
-            next = store.schedule(this::tick, atNanos - System.nanoTime());
+            next = store.schedule(this::tick, atNanos - Nanos.now());
         } finally {
             lock.unlock();
         }
@@ -158,7 +159,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
         } finally {
             lock.unlock();
         }
-        long now = System.nanoTime();
+        long now = Nanos.now();
         SessionLeases s = session;
         boolean sessionOver = s != null && !leases.isEmpty() && now - s.liveUntilNanos() >= 0;
         List<LeaseImpl> batch = new ArrayList<>();
@@ -206,7 +207,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             }
         }
         if (earliest != Long.MAX_VALUE) {
-            scheduleBy(Math.max(earliest, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1)));
+            scheduleBy(Math.max(earliest, Nanos.now() + TimeUnit.MILLISECONDS.toNanos(1)));
         }
     }
 
@@ -229,7 +230,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
         }
         store.renew(requests, null, (lostOwners, error) -> {
             int lost = 0;
-            long now = System.nanoTime();
+            long now = Nanos.now();
             for (LeaseImpl lease : batch) {
                 if (error != null) {
                     lease.nextRenewNanos = now + Math.max(MIN_RETRY_NANOS, lease.leaseNanos() / 10);
@@ -279,7 +280,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
                 inFlight.join(); // bounded: every store call ends within the operation timeout
             }
         }
-        long sent = System.nanoTime();
+        long sent = Nanos.now();
         long deadline = LeaseImpl.newDeadline(sent, millis);
         lease.shortenDeadline(deadline); // the store may apply a shorter time before it answers
         Set<String> lostOwners;
@@ -287,7 +288,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             lostOwners = Waits.join(
                     store.renew(List.of(new RenewRequest(lease.key(), lease.owner(), millis)), lease.name(), null));
         } catch (RuntimeException unknownOutcome) {
-            lease.nextRenewNanos = System.nanoTime(); // applied or not: renewed at once, on the old time
+            lease.nextRenewNanos = Nanos.now(); // applied or not: renewed at once, on the old time
             claim.end();
             rescheduleFor(lease);
             throw unknownOutcome;
@@ -297,7 +298,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             lease.markLost("the store no longer held it when it was extended");
             throw lease.lostException("the store no longer held it when it was extended");
         }
-        boolean inTime = lease.isHeld() && System.nanoTime() - deadline < 0;
+        boolean inTime = lease.isHeld() && Nanos.now() - deadline < 0;
         if (inTime) {
             lease.renewed(sent, millis);
         }

@@ -1,6 +1,7 @@
 package dev.dlock.internal.wait;
 
 import dev.dlock.LockException;
+import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.internal.lease.Terms;
 import dev.dlock.internal.store.NotSent;
@@ -93,7 +94,7 @@ public final class Acquisition extends WaitState {
         if (deadlineNanos == Long.MAX_VALUE) {
             return;
         }
-        ScheduledFuture<?> t = parts.store().schedule(() -> fail(deadlinePassed()), deadlineNanos - System.nanoTime());
+        ScheduledFuture<?> t = parts.store().schedule(() -> fail(deadlinePassed()), deadlineNanos - Nanos.now());
         if (t != null) {
             keepDeadlineTimer(t);
         }
@@ -160,7 +161,7 @@ public final class Acquisition extends WaitState {
      * @return false if the wait ended (or its deadline passed) or the lease is not valid
      */
     boolean takePass(LeaseImpl lease) {
-        if (System.nanoTime() - deadlineNanos >= 0 || !lease.isValid() || !finish()) {
+        if (Nanos.now() - deadlineNanos >= 0 || !lease.isValid() || !finish()) {
             return false;
         }
         deliver(lease, false);
@@ -168,7 +169,7 @@ public final class Acquisition extends WaitState {
     }
 
     private void attempt() {
-        long sentNanos = System.nanoTime();
+        long sentNanos = Nanos.now();
         AcquireRequest sent = request.current();
         parts.store().acquire(sent, (answer, error) -> onAnswer(sent, answer, error, sentNanos));
     }
@@ -194,7 +195,7 @@ public final class Acquisition extends WaitState {
         if (answer.isHeldBack()) {
             heldBack(answer.retryAfterMillis());
         }
-        long now = System.nanoTime();
+        long now = Nanos.now();
         switch (afterBusy(now, request.retryDelayNanos(answer, now, deadlineNanos))) {
             case TIME_OUT -> fail(deadlinePassed());
             case SUBSCRIBE -> subscribeThenRetry();

@@ -1,6 +1,7 @@
 package dev.dlock.internal.wait;
 
 import dev.dlock.LockException;
+import dev.dlock.internal.base.Nanos;
 import dev.dlock.spi.LockKey;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
@@ -40,7 +41,7 @@ final class LocalQueue {
         Acquisition head = waiting.peekFirst();
         if (head != null && (nextOwner == null || nextOwner.equals(head.owner()))) {
             long until = holdBackUntilNanos;
-            head.wake(until == 0 || System.nanoTime() - until >= 0);
+            head.wake(until == 0 || Nanos.now() - until >= 0);
         }
     }
 
