@@ -7,13 +7,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * asked before a hold was last confirmed may be handed that hold).
  *
  * <p>Design: {@link System#nanoTime()}, except in a JVM where {@code dlock.test.tickingClock=true} is set
- * before this class loads: there each reading is the last one (of any thread) + 1, from 0 at {@link
+ * before this class loads: there each reading is the last one (of any thread) + 1, from 1 after {@link
  * #restartTicks()}. That mode exists for the model checker (Lincheck answers every {@code
  * System.nanoTime()} with one constant, so no event would ever come after another and no hold would be
- * handed on): time then only orders the engine's events, no deadline of a test's size is reached (a
- * 30 s lease lasts 30 billion readings), and a run that repeats an interleaving reads the same times. Only the memory store suits that mode: session stores hand the engine
- * {@code System.nanoTime()} readings ({@code SessionLeases}). The choice is a constant read once, so the
- * JIT folds it away.
+ * handed on): time then only orders the engine's events, no deadline of a test's size is reached (a 30 s
+ * lease lasts 30 billion readings), and a run that repeats an interleaving reads the same times. Only the
+ * memory store suits that mode: session stores hand the engine {@code System.nanoTime()} readings ({@code
+ * SessionLeases}). The choice is a constant read once, so the JIT folds it away.
  *
  * <p>Concurrency: thread-safe. Failure modes: none.
  */
@@ -36,7 +36,7 @@ public final class Nanos {
     public static void restartTicks() {
         if (!TICKING) {
             throw new IllegalStateException(
-                    "the ticking clock is off: set dlock.test.tickingClock=true before" + " the engine's first use");
+                    "the ticking clock is off: set dlock.test.tickingClock=true before the engine's first use");
         }
         TICKS.set(0);
     }
