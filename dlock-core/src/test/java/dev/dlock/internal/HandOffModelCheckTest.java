@@ -32,7 +32,7 @@ public class HandOffModelCheckTest extends HandOffScenarios {
 
     static {
         // Before any engine class is loaded in this JVM: Nanos reads it once.
-        System.setProperty("dlock.test.tickingClock", "true");
+        System.setProperty("dlock.test.tickingClock", "Lincheck-"); // the names of the threads it checks
     }
 
     {

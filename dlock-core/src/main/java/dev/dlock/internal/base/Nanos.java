@@ -6,9 +6,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * The engine's one reading of elapsed time, for deadlines and for ordering its own events (a waiter that
  * asked before a hold was last confirmed may be handed that hold).
  *
- * <p>Design: {@link System#nanoTime()}, except in a JVM where {@code dlock.test.tickingClock=true} is set
- * before this class loads: there each reading is the last one (of any thread) + 1, from 1 after {@link
- * #restartTicks()}. That mode exists for the model checker (Lincheck answers every {@code
+ * <p>Design: {@link System#nanoTime()}, except in a JVM where {@code dlock.test.tickingClock} is set before
+ * this class loads, to a thread name prefix: there a reading by a thread whose name starts with it is the
+ * last reading + 1, from 1 after {@link #restartTicks()}, and any other thread (a client's scheduler, a
+ * thread closing clients beside the checker) reads the last value without moving it, so that only the
+ * checked threads' steps, which the checker replays, decide the times. That mode exists for the model checker (Lincheck answers every {@code
  * System.nanoTime()} with one constant, so no event would ever come after another and no hold would be
  * handed on): time then only orders the engine's events, no deadline of a test's size is reached (a 30 s
  * lease lasts 30 billion readings), and a run that repeats an interleaving reads the same times. Only the
@@ -18,14 +20,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Concurrency: thread-safe. Failure modes: none.
  */
 public final class Nanos {
-    private static final boolean TICKING = Boolean.getBoolean("dlock.test.tickingClock");
+    /** The name prefix of the threads whose readings move the ticking clock, or null for the system clock. */
+    private static final String TICKERS = System.getProperty("dlock.test.tickingClock");
+
+    private static final boolean TICKING = TICKERS != null;
     private static final AtomicLong TICKS = new AtomicLong();
 
     private Nanos() {}
 
     /** {@return now, in nanoseconds from an arbitrary origin (ticks in the test mode)} */
     public static long now() {
-        return TICKING ? TICKS.incrementAndGet() : System.nanoTime();
+        return TICKING ? tick() : System.nanoTime();
+    }
+
+    private static long tick() {
+        return Thread.currentThread().getName().startsWith(TICKERS) ? TICKS.incrementAndGet() : TICKS.get();
     }
 
     /**
@@ -36,7 +45,7 @@ public final class Nanos {
     public static void restartTicks() {
         if (!TICKING) {
             throw new IllegalStateException(
-                    "the ticking clock is off: set dlock.test.tickingClock=true before the engine's first use");
+                    "the ticking clock is off: set dlock.test.tickingClock before the engine's first use");
         }
         TICKS.set(0);
     }
