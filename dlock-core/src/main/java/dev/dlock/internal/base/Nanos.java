@@ -10,12 +10,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * this class loads, to a thread name prefix: there a reading by a thread whose name starts with it is the
  * last reading + 1, from 1 after {@link #restartTicks()}, and any other thread (a client's scheduler, a
  * thread closing clients beside the checker) reads the last value without moving it, so that only the
- * checked threads' steps, which the checker replays, decide the times. That mode exists for the model checker (Lincheck answers every {@code
- * System.nanoTime()} with one constant, so no event would ever come after another and no hold would be
- * handed on): time then only orders the engine's events, no deadline of a test's size is reached (a 30 s
- * lease lasts 30 billion readings), and a run that repeats an interleaving reads the same times. Only the
- * memory store suits that mode: session stores hand the engine {@code System.nanoTime()} readings ({@code
- * SessionLeases}). The choice is a constant read once, so the JIT folds it away.
+ * checked threads' steps, which the checker replays, decide the times. That mode exists for the model
+ * checker (Lincheck answers every {@code System.nanoTime()} with one constant, so no event would ever come
+ * after another and no hold would be handed on): time then only orders the engine's events, no deadline of
+ * a test's size is reached (a 30 s lease lasts 30 billion readings), and a run that repeats an
+ * interleaving reads the same times. Only the memory store suits that mode: session stores hand the engine
+ * {@code System.nanoTime()} readings ({@code SessionLeases}). The choice is a constant read once, so the
+ * JIT folds it away.
  *
  * <p>Concurrency: thread-safe. Failure modes: none.
  */
