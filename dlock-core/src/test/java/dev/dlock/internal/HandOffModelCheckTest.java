@@ -35,10 +35,6 @@ public class HandOffModelCheckTest extends HandOffScenarios {
         System.setProperty("dlock.test.tickingClock", "Lincheck-"); // the names of the threads it checks
     }
 
-    {
-        Nanos.restartTicks(); // each run reads the same times, as the checker's replay of it does
-    }
-
     private static ModelCheckingOptions options() {
         return new ModelCheckingOptions().addGuarantee(CLOCK_IS_NO_EVENT);
     }

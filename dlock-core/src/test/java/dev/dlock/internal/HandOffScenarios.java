@@ -4,6 +4,7 @@ import dev.dlock.DistributedLock;
 import dev.dlock.DistributedReadWriteLock;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
+import dev.dlock.internal.base.Nanos;
 import dev.dlock.mem.FreshMemoryStore;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
@@ -57,6 +58,13 @@ public abstract class HandOffScenarios {
      * grant (so another caller handed it on) then throws, and the checker reports that interleaving.
      */
     static volatile boolean probeHandOff;
+
+    {
+        if (Nanos.ticking()) {
+            // Before the client exists: each run the model checker makes, and its replay, read the same times.
+            Nanos.restartTicks();
+        }
+    }
 
     /** Holds of 'x' the store granted, and leases of 'x' the callers got. */
     private final AtomicInteger storeGrantsOfX = new AtomicInteger();
