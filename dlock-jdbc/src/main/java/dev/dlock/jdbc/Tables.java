@@ -23,7 +23,9 @@ import java.util.HexFormat;
  * block leaves room for the holders the engine passes a hold to within one client (cohort hand-off,
  * {@code LockBackend.tokenBlock()}); the time floor keeps tokens increasing where the row that keeps the
  * last token is lost (deleted by hand, a table truncated or restored), as long as the database's clock
- * does not step back and grants of one resource stay below one per 16 microseconds on average. Only these constants and validated names ever reach the SQL text; names, owners
+ * does not step back, grants of one resource stay below one per 16 microseconds on average, and the row
+ * was not lost within the database millisecond of its last grant (a grant within that millisecond after the
+ * loss can repeat its token: the floor counts whole milliseconds). Only these constants and validated names ever reach the SQL text; names, owners
  * and times are bind parameters. A resource is always bound as three parameters in the same order
  * (namespace, kind, name key: the primary key with which both tables start), by {@link #bindKey}.
  *

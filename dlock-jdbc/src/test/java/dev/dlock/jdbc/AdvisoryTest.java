@@ -95,7 +95,7 @@ abstract class AdvisoryTest {
             second = lease.fencingToken();
         }
         assertThat(second - first).as("room for passes").isGreaterThanOrEqualTo(Tables.TOKEN_BLOCK);
-        assertThat(TestDatabases.deleteLockRows(url(), prefix, "room")).isEqualTo(1);
+        assertThat(TestDatabases.deleteLockRows(url(), prefix, "room", second)).isEqualTo(1);
         try (Lease lease = a.lock("room").acquire(Duration.ofSeconds(5))) {
             assertThat(lease.fencingToken())
                     .as("a re-created row starts above every earlier token")

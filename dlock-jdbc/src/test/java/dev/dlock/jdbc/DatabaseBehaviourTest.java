@@ -203,7 +203,7 @@ abstract class DatabaseBehaviourTest {
                 second = lease.fencingToken();
             }
             assertThat(second - first).as("room for passes").isGreaterThanOrEqualTo(Tables.TOKEN_BLOCK);
-            TestDatabases.deleteLockRows(url(), prefix, "room");
+            TestDatabases.deleteLockRows(url(), prefix, "room", second);
             try (Lease lease = grant.apply(a)) {
                 assertThat(lease.fencingToken())
                         .as("a re-created row starts above every earlier token")
