@@ -73,11 +73,16 @@ abstract class LocalQueueCases extends ContractSection {
      * + 1, inside the room of its store grant) or a store grant at least {@code LockBackend.tokenBlock()}
      * above the previous store grant, the room the store promised. A store that reserves room must say
      * so ({@code tokenBlock() > 1}, as the contract's {@code reservesTokenRoom()} expects) and must
-     * actually have passed holds here.
+     * actually have passed holds here: so that a pass is certain to have a taker, each thread's first
+     * hold lasts until another thread of its client is in the local queue (told by the client's listener,
+     * up to 10 s; on a fast store the threads could otherwise run one after another).
      */
     @Test
     void localHandOffKeepsTokensBetweenStoreGrants() throws Exception {
-        List<LockClient> cs = List.of(client(), client());
+        List<AtomicInteger> queued = List.of(new AtomicInteger(), new AtomicInteger());
+        List<LockClient> cs = List.of(
+                client(b -> b.listener(queueLength(queued.get(0)))),
+                client(b -> b.listener(queueLength(queued.get(1)))));
         long block = wire(cs.get(0)).tokenBlock();
         if (reservesTokenRoom()) {
             assertThat(block)
@@ -91,15 +96,21 @@ abstract class LocalQueueCases extends ContractSection {
         History history = new History();
         AtomicInteger next = new AtomicInteger();
         runThreads(6, () -> {
-            DistributedLock lock = cs.get(next.getAndIncrement() % 2).lock("cohort");
+            int c = next.getAndIncrement() % 2;
+            DistributedLock lock = cs.get(c).lock("cohort");
             for (int i = 0; i < 15; i++) {
                 lock.lock();
                 try {
+                    boolean first = i == 0;
                     history.record(
                             "cohort",
                             lock.currentLease().orElseThrow().fencingToken(),
                             Thread.currentThread().getName(),
-                            () -> {});
+                            () -> {
+                                if (first) {
+                                    awaitAnotherQueued(queued.get(c));
+                                }
+                            });
                 } finally {
                     lock.unlock();
                 }
@@ -124,6 +135,37 @@ abstract class LocalQueueCases extends ContractSection {
         }
         if (block > 1) {
             assertThat(passes).as("holds passed between threads of one client").isPositive();
+        }
+    }
+
+    /** A listener that keeps its client's local queue length (all names) in {@code length}. */
+    private static LockListener queueLength(AtomicInteger length) {
+        return new LockListener() {
+            @Override
+            public void queued(String name) {
+                length.incrementAndGet();
+            }
+
+            @Override
+            public void dequeued(String name) {
+                length.decrementAndGet();
+            }
+        };
+    }
+
+    /**
+     * Waits up to 10 s until some caller of the client is queued. The holder's own queued and dequeued
+     * events may still be on their way to the listener (delivered in order on its thread, within
+     * microseconds): the first look is 1 ms in.
+     */
+    private static void awaitAnotherQueued(AtomicInteger length) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        try {
+            do {
+                Thread.sleep(1);
+            } while (length.get() < 1 && System.nanoTime() - deadline < 0);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }
