@@ -9,7 +9,6 @@ import dev.dlock.LockException;
 import dev.dlock.LockInfo;
 import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.base.ListenerEvents;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.base.Waits;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.internal.lease.Terms;
@@ -261,7 +260,8 @@ public final class Engine implements AutoCloseable {
             return;
         }
         // A hold being passed right now is either among the held leases after this, or on its way back.
-        acquisitions.awaitReleases(Nanos.now() + options.operationTimeout().toNanos());
+        acquisitions.awaitReleases(
+                System.nanoTime() + options.operationTimeout().toNanos());
         acquisitions.failAll(new LockException("the LockClient was closed while waiting"));
         for (Lease lease : watchdog.held()) {
             LeaseImpl held = (LeaseImpl) lease;

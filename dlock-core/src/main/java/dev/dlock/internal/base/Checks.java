@@ -233,7 +233,7 @@ public final class Checks {
     /**
      * {@code now + nanos}, saturated at {@code Long.MAX_VALUE} meaning "never".
      *
-     * @param now a {@code Nanos.now()} reading
+     * @param now a {@code System.nanoTime()} reading
      * @param nanos the time left, {@code Long.MAX_VALUE} for never
      * @return the deadline
      */

@@ -3,7 +3,6 @@ package dev.dlock.internal.lease;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.internal.base.Checks;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.base.Waits;
 import dev.dlock.spi.LockKey;
 import java.time.Duration;
@@ -94,7 +93,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         this.pass = from.pass + 1;
         this.chainStartNanos = from.chainStartNanos;
         this.chain = from.chain != null ? from.chain : new HoldChain();
-        this.grantedNanos = Nanos.now();
+        this.grantedNanos = System.nanoTime();
     }
 
     /**
@@ -125,7 +124,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         parts.watchdog().remove(this);
         renewal.keepForGood(); // an extend() waiting for it wakes and sees the lease released
         next.chain.add(this::settlePassedOn);
-        parts.events().released(key.name(), Nanos.now() - grantedNanos);
+        parts.events().released(key.name(), System.nanoTime() - grantedNanos);
         return next;
     }
 
@@ -260,7 +259,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     /** {@return {@link #heldFor()} in nanoseconds, without a {@code Duration} (the release path counts it)} */
     public long heldForNanos() {
-        return Nanos.now() - grantedNanos;
+        return System.nanoTime() - grantedNanos;
     }
 
     @Override

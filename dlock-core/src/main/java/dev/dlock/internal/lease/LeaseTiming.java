@@ -1,6 +1,5 @@
 package dev.dlock.internal.lease;
 
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.spi.DriftMargin;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -9,7 +8,7 @@ import java.util.concurrent.TimeUnit;
  * The clock side of a lease: its lease time, its local deadline, when the store last confirmed it and when
  * the watchdog renews it next.
  *
- * <p>Deadline: computed from {@code Nanos.now()} taken before the grant or renewal request was
+ * <p>Deadline: computed from {@code System.nanoTime()} taken before the grant or renewal request was
  * sent, plus the lease time, minus a {@link DriftMargin}, so the local deadline always falls before the
  * store's expiry. It never uses wall-clock time and never the arrival time of a reply.
  *
@@ -72,13 +71,13 @@ abstract class LeaseTiming {
 
     /** {@return the time left until the local deadline, zero once it passed} */
     final Duration timeLeft() {
-        long left = deadlineNanos - Nanos.now();
+        long left = deadlineNanos - System.nanoTime();
         return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     }
 
     /** Whether the local deadline has not passed yet. */
     final boolean beforeDeadline() {
-        return Nanos.now() - deadlineNanos < 0;
+        return System.nanoTime() - deadlineNanos < 0;
     }
 
     /** A renewal asking for another lease time was sent: the deadline is the earlier of the two. */

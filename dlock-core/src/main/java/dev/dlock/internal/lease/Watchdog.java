@@ -2,7 +2,6 @@ package dev.dlock.internal.lease;
 
 import dev.dlock.Lease;
 import dev.dlock.internal.base.ListenerEvents;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.base.Waits;
 import dev.dlock.internal.store.Store;
 import dev.dlock.spi.BackendContext;
@@ -145,7 +144,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
                 next.cancel(false);
             }
             nextAtNanos = atNanos;
-            next = store.schedule(this::tick, atNanos - Nanos.now());
+            next = store.schedule(this::tick, atNanos - System.nanoTime());
         } finally {
             lock.unlock();
         }
@@ -159,7 +158,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
         } finally {
             lock.unlock();
         }
-        long now = Nanos.now();
+        long now = System.nanoTime();
         SessionLeases s = session;
         boolean sessionOver = s != null && !leases.isEmpty() && now - s.liveUntilNanos() >= 0;
         List<LeaseImpl> batch = new ArrayList<>();
@@ -207,7 +206,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             }
         }
         if (earliest != Long.MAX_VALUE) {
-            scheduleBy(Math.max(earliest, Nanos.now() + TimeUnit.MILLISECONDS.toNanos(1)));
+            scheduleBy(Math.max(earliest, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1)));
         }
     }
 
@@ -230,7 +229,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
         }
         store.renew(requests, null, (lostOwners, error) -> {
             int lost = 0;
-            long now = Nanos.now();
+            long now = System.nanoTime();
             for (LeaseImpl lease : batch) {
                 if (error != null) {
                     lease.nextRenewNanos = now + Math.max(MIN_RETRY_NANOS, lease.leaseNanos() / 10);
@@ -280,7 +279,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
                 inFlight.join(); // bounded: every store call ends within the operation timeout
             }
         }
-        long sent = Nanos.now();
+        long sent = System.nanoTime();
         long deadline = LeaseImpl.newDeadline(sent, millis);
         lease.shortenDeadline(deadline); // the store may apply a shorter time before it answers
         Set<String> lostOwners;
@@ -288,7 +287,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             lostOwners = Waits.join(
                     store.renew(List.of(new RenewRequest(lease.key(), lease.owner(), millis)), lease.name(), null));
         } catch (RuntimeException unknownOutcome) {
-            lease.nextRenewNanos = Nanos.now(); // applied or not: renewed at once, on the old time
+            lease.nextRenewNanos = System.nanoTime(); // applied or not: renewed at once, on the old time
             claim.end();
             rescheduleFor(lease);
             throw unknownOutcome;
@@ -298,7 +297,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             lease.markLost("the store no longer held it when it was extended");
             throw lease.lostException("the store no longer held it when it was extended");
         }
-        boolean inTime = lease.isHeld() && Nanos.now() - deadline < 0;
+        boolean inTime = lease.isHeld() && System.nanoTime() - deadline < 0;
         if (inTime) {
             lease.renewed(sent, millis);
         }

@@ -2,7 +2,6 @@ package dev.dlock.internal.store;
 
 import dev.dlock.LockBackendException;
 import dev.dlock.LockException;
-import dev.dlock.internal.base.Nanos;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
@@ -91,7 +90,7 @@ public final class StoreCalls {
         }
         CompletableFuture<?> answered =
                 stage.whenComplete((v, e) -> settle(result, lateAnswer, verb, name, detail, v, e));
-        unanswered.add(new Unanswered(result, settled, answered, verb, name, detail, Nanos.now() + timeoutNanos));
+        unanswered.add(new Unanswered(result, settled, answered, verb, name, detail, System.nanoTime() + timeoutNanos));
         scheduleExpiry();
         return settled;
     }
@@ -181,7 +180,7 @@ public final class StoreCalls {
             return;
         }
         try {
-            scheduler.schedule(this::expireUnanswered, oldest.deadlineNanos - Nanos.now(), TimeUnit.NANOSECONDS);
+            scheduler.schedule(this::expireUnanswered, oldest.deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {
             Unanswered u;
             while ((u = unanswered.poll()) != null) {
@@ -204,7 +203,7 @@ public final class StoreCalls {
 
     private void expireUnanswered() {
         expiryScheduled.set(false);
-        long now = Nanos.now();
+        long now = System.nanoTime();
         Unanswered head;
         while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
             if (!head.result.isDone()) {
@@ -286,14 +285,14 @@ public final class StoreCalls {
      * @param sending how many calls are on their way to being tracked
      */
     void awaitAnswers(IntSupplier sending) {
-        long until = Nanos.now() + timeoutNanos;
+        long until = System.nanoTime() + timeoutNanos;
         while (true) {
             int onTheirWay = sending.getAsInt();
             CompletableFuture<?>[] pending = java.util.stream.Stream.concat(
                             unanswered.stream().map(u -> u.settled), lateAnswers.stream())
                     .filter(f -> !f.isDone())
                     .toArray(CompletableFuture[]::new);
-            long left = until - Nanos.now();
+            long left = until - System.nanoTime();
             if ((pending.length == 0 && onTheirWay == 0) || left <= 0) {
                 return;
             }

@@ -3,7 +3,6 @@ package dev.dlock.internal.view;
 import dev.dlock.DistributedLock;
 import dev.dlock.LockTimeoutException;
 import dev.dlock.internal.base.Checks;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.internal.lease.Terms;
 import dev.dlock.internal.wait.Acquisition;
@@ -69,7 +68,7 @@ final class MultiLockHandle extends ThreadOwnedLock {
         volatile Acquisition current;
 
         Run(Duration wait) {
-            deadlineNanos = Checks.deadline(Nanos.now(), Checks.saturatedNanos(Checks.nonNegative(wait, "wait")));
+            deadlineNanos = Checks.deadline(System.nanoTime(), Checks.saturatedNanos(Checks.nonNegative(wait, "wait")));
             result.whenComplete((lease, error) -> {
                 if (result.isCancelled()) {
                     Acquisition a = current;
@@ -88,7 +87,7 @@ final class MultiLockHandle extends ThreadOwnedLock {
             if (taken.stream().anyMatch(part -> !part.isValid())) {
                 // A part taken earlier expired (or was lost) while a later one was awaited: never hand
                 // out a multi-lease with a dead part. Start over, in name order, within the deadline.
-                if (deadlineNanos != Long.MAX_VALUE && Nanos.now() - deadlineNanos >= 0) {
+                if (deadlineNanos != Long.MAX_VALUE && System.nanoTime() - deadlineNanos >= 0) {
                     failAfterReleasing(new LockTimeoutException("could not acquire multi-lock [" + name
                             + "] within the wait: a part expired before the last part was granted"
                             + " (lease time " + Duration.ofMillis(leaseMillis)
@@ -105,7 +104,8 @@ final class MultiLockHandle extends ThreadOwnedLock {
                 }
                 return;
             }
-            long left = deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, deadlineNanos - Nanos.now());
+            long left =
+                    deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
             Acquisition a;
             try {
                 a = parts.acquisitions()

@@ -1,7 +1,6 @@
 package dev.dlock.internal.wait;
 
 import dev.dlock.LockException;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.internal.lease.Terms;
 import dev.dlock.internal.store.NotSent;
@@ -94,7 +93,7 @@ public final class Acquisition extends WaitState {
         if (deadlineNanos == Long.MAX_VALUE) {
             return;
         }
-        ScheduledFuture<?> t = parts.store().schedule(() -> fail(deadlinePassed()), deadlineNanos - Nanos.now());
+        ScheduledFuture<?> t = parts.store().schedule(() -> fail(deadlinePassed()), deadlineNanos - System.nanoTime());
         if (t != null) {
             keepDeadlineTimer(t);
         }
@@ -161,7 +160,7 @@ public final class Acquisition extends WaitState {
      * @return false if the wait ended (or its deadline passed) or the lease is not valid
      */
     boolean takePass(LeaseImpl lease) {
-        if (Nanos.now() - deadlineNanos >= 0 || !lease.isValid() || !finish()) {
+        if (System.nanoTime() - deadlineNanos >= 0 || !lease.isValid() || !finish()) {
             return false;
         }
         deliver(lease, false);
@@ -169,7 +168,7 @@ public final class Acquisition extends WaitState {
     }
 
     private void attempt() {
-        long sentNanos = Nanos.now();
+        long sentNanos = System.nanoTime();
         AcquireRequest sent = request.current();
         parts.store().acquire(sent, (answer, error) -> onAnswer(sent, answer, error, sentNanos));
     }
@@ -195,7 +194,7 @@ public final class Acquisition extends WaitState {
         if (answer.isHeldBack()) {
             heldBack(answer.retryAfterMillis());
         }
-        long now = Nanos.now();
+        long now = System.nanoTime();
         switch (afterBusy(now, request.retryDelayNanos(answer, now, deadlineNanos))) {
             case TIME_OUT -> fail(deadlinePassed());
             case SUBSCRIBE -> subscribeThenRetry();

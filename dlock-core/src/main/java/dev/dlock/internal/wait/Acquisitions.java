@@ -99,7 +99,7 @@ public final class Acquisitions {
      * Closing: waits until no release runs in the hand-off any more, at most until {@code untilNanos};
      * called once the client is marked closing, after which releases only give back to the store.
      *
-     * @param untilNanos a {@code Nanos.now()} deadline
+     * @param untilNanos a {@code System.nanoTime()} deadline
      */
     public void awaitReleases(long untilNanos) {
         cohort.awaitReleases(untilNanos);

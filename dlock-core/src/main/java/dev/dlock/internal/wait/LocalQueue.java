@@ -1,7 +1,6 @@
 package dev.dlock.internal.wait;
 
 import dev.dlock.LockException;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.spi.LockKey;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
@@ -41,7 +40,7 @@ final class LocalQueue {
         Acquisition head = waiting.peekFirst();
         if (head != null && (nextOwner == null || nextOwner.equals(head.owner()))) {
             long until = holdBackUntilNanos;
-            head.wake(until == 0 || Nanos.now() - until >= 0);
+            head.wake(until == 0 || System.nanoTime() - until >= 0);
         }
     }
 

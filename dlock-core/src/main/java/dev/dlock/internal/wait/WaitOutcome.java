@@ -3,7 +3,6 @@ package dev.dlock.internal.wait;
 import dev.dlock.LockException;
 import dev.dlock.LockTimeoutException;
 import dev.dlock.internal.base.ListenerEvents;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.spi.LockKey;
 import java.time.Duration;
@@ -29,7 +28,7 @@ abstract class WaitOutcome {
     /** How long the caller asked to wait. */
     final long waitNanos;
 
-    private final long startNanos = Nanos.now();
+    private final long startNanos = System.nanoTime();
     /** When the store's last hold-back of this wait ends (wall clock, for the message); 0 for none. */
     private volatile long heldBackUntilMillis;
 
@@ -56,7 +55,7 @@ abstract class WaitOutcome {
                 try {
                     join();
                 } catch (CancellationException e) {
-                    events.failed(key.name(), Nanos.now() - startNanos, e);
+                    events.failed(key.name(), System.nanoTime() - startNanos, e);
                 }
             }
             return cancelled;
@@ -75,7 +74,7 @@ abstract class WaitOutcome {
         return future;
     }
 
-    /** When the wait began ({@code Nanos.now()}). */
+    /** When the wait began ({@link System#nanoTime()}). */
     final long startNanos() {
         return startNanos;
     }
@@ -87,13 +86,13 @@ abstract class WaitOutcome {
      *     releases it
      */
     final boolean completeGranted(LeaseImpl lease) {
-        events.acquired(key.name(), Nanos.now() - startNanos);
+        events.acquired(key.name(), System.nanoTime() - startNanos);
         return future.complete(lease);
     }
 
     /** Ends the wait with an error (timeout, store failure, client closed), reported to the listeners. */
     final void completeFailed(LockException cause) {
-        events.failed(key.name(), Nanos.now() - startNanos, cause);
+        events.failed(key.name(), System.nanoTime() - startNanos, cause);
         future.completeExceptionally(cause);
     }
 

@@ -3,7 +3,6 @@ package dev.dlock.internal.wait;
 import dev.dlock.LockException;
 import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.base.ListenerEvents;
-import dev.dlock.internal.base.Nanos;
 import dev.dlock.spi.LockKey;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.locks.ReentrantLock;
@@ -68,7 +67,7 @@ abstract class WaitState extends WaitOutcome {
         ENDED_AFTER_ASKING
     }
 
-    /** When the wait ends at the latest ({@code Nanos.now()}; {@code Long.MAX_VALUE} for never). */
+    /** When the wait ends at the latest ({@link System#nanoTime()}; {@code Long.MAX_VALUE} for never). */
     final long deadlineNanos;
 
     private final ReentrantLock lock = new ReentrantLock();
@@ -223,7 +222,7 @@ abstract class WaitState extends WaitOutcome {
     final boolean asksBeforeDeadline() {
         lock.lock();
         try {
-            return state == State.IN_FLIGHT && Nanos.now() - deadlineNanos < 0;
+            return state == State.IN_FLIGHT && System.nanoTime() - deadlineNanos < 0;
         } finally {
             lock.unlock();
         }
@@ -243,7 +242,7 @@ abstract class WaitState extends WaitOutcome {
     final boolean isLive() {
         lock.lock();
         try {
-            return state != State.DONE && Nanos.now() - deadlineNanos < 0;
+            return state != State.DONE && System.nanoTime() - deadlineNanos < 0;
         } finally {
             lock.unlock();
         }
