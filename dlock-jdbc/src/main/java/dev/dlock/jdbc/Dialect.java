@@ -20,8 +20,10 @@ import java.util.function.Function;
  * every grant a short transaction, and has no advisory locks.
  *
  * <p>Every time the backend stores or compares is milliseconds since the epoch by the database's clock,
- * computed in SQL ({@link #nowMillis}); the JVM's clock is never sent. The expressions avoid session time
- * zones: PostgreSQL and H2 take the epoch of a zoned timestamp, MySQL counts from the epoch in UTC.
+ * computed in SQL ({@link #nowMillis}); the JVM's clock is never sent. The one exception in units is the
+ * floor of fencing tokens, the same clock in microseconds ({@link #nowMicros}). The expressions avoid
+ * session time zones: PostgreSQL and H2 take the epoch of a zoned timestamp, MySQL counts from the epoch
+ * in UTC.
  *
  * <p>Invariants: a dialect is fixed when the backend opens (from the URL's sub-protocol, or from the
  * product name the driver reports for a {@code DataSource}) and never changes; MySQL and MariaDB are one
@@ -40,6 +42,10 @@ enum Dialect {
     POSTGRESQL(
             "postgresql",
             "FLOOR(EXTRACT(EPOCH FROM now()) * 1000)::BIGINT",
+            // clock_timestamp(), not now(): now() is the transaction's start, which a grant may have
+            // passed before a deletion it then waits behind committed. The cast rounds, which makes the
+            // double of EXTRACT before PostgreSQL 14 exact to the microsecond.
+            "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::BIGINT",
             "pg_backend_pid()",
             true,
             PostgresSql::new),
@@ -47,21 +53,41 @@ enum Dialect {
     MYSQL(
             "mysql",
             "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)",
+            // The statement's start, in UTC: SYSDATE(6) is the session's local time (ambiguous when
+            // daylight saving ends) and becomes NOW() under --sysdate-is-now; a grant that waited for the
+            // row finds it and steps its token, and a missing row is read again by a later statement.
+            "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
             "CONNECTION_ID()",
             false,
             MysqlSql::new),
     /** H2 2.x, in memory, file or server mode. */
-    H2("h2", "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)", "SESSION_ID()", false, PortableSql::new);
+    H2(
+            "h2",
+            "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)",
+            // H2 has no clock of the statement: CURRENT_TIMESTAMP is the start of the first command of the
+            // transaction that reads it, by the JVM's clock (Instant.now), in microseconds.
+            "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000000 AS BIGINT)",
+            "SESSION_ID()",
+            false,
+            PortableSql::new);
 
     private final String resource;
     private final String nowMillis;
+    private final String nowMicros;
     private final String sessionId;
     private final boolean notifies;
     private final Function<Tables, PortableSql> sql;
 
-    Dialect(String resource, String nowMillis, String sessionId, boolean notifies, Function<Tables, PortableSql> sql) {
+    Dialect(
+            String resource,
+            String nowMillis,
+            String nowMicros,
+            String sessionId,
+            boolean notifies,
+            Function<Tables, PortableSql> sql) {
         this.resource = resource;
         this.nowMillis = nowMillis;
+        this.nowMicros = nowMicros;
         this.sessionId = sessionId;
         this.notifies = notifies;
         this.sql = sql;
@@ -80,6 +106,14 @@ enum Dialect {
     /** The SQL expression for "now" in milliseconds since the epoch, by the database's clock. */
     String nowMillis() {
         return nowMillis;
+    }
+
+    /**
+     * The SQL expression for "now" in microseconds since the epoch, by the database's clock: the floor of
+     * fencing tokens ({@link Tables#nextToken}), read by the statement that finds (or creates) the row.
+     */
+    String nowMicros() {
+        return nowMicros;
     }
 
     /**

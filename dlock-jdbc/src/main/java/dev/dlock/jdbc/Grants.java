@@ -26,7 +26,10 @@ import java.util.Locale;
  * that transaction, so tokens keep increasing across expiries and forced releases. An attempt whose
  * earlier grant committed but whose answer was lost finds its own held entry and is granted again with
  * a new token. Every time compared or stored is the database's clock. Tokens follow {@link
- * Tables#nextToken} (a block per grant, at least the database's time in microseconds).
+ * Tables#nextToken} (a block per grant, at least the database's time in microseconds, {@link
+ * ResourceRow#nowMicros}, read by the statement that returns the locked row: a row deleted meanwhile is
+ * not returned and is created and read by a later statement, or on PostgreSQL created by the same upsert,
+ * whose {@code RETURNING} reads the clock afterwards; so the floor is read after the deletion).
  *
  * <p>Concurrency: stateless; lock order is the resource row, then entry rows in id order, so grants,
  * releases and renewals do not deadlock one another. Failure modes: {@link SQLException} as the driver
@@ -69,7 +72,7 @@ final class Grants {
         if (row.expiresAt() > now && !request.owner().equals(row.owner())) {
             return AcquireResult.busy(row.expiresAt() - now);
         }
-        long token = Tables.nextToken(row.token(), now);
+        long token = Tables.nextToken(row.token(), row.nowMicros());
         try (PreparedStatement ps = sql.prepare(c, SET_EXCLUSIVE)) {
             ps.setLong(1, token);
             ps.setString(2, request.owner());
@@ -116,7 +119,7 @@ final class Grants {
         }
         String mode = key.mode().name().toLowerCase(Locale.ROOT);
         if (grant) {
-            long token = Tables.nextToken(row.token(), now);
+            long token = Tables.nextToken(row.token(), row.nowMicros());
             setToken(c, key, token);
             writeEntry(c, key, owner, mode, true, token, now + request.leaseMillis(), own != null);
             return AcquireResult.granted(token);
@@ -153,7 +156,7 @@ final class Grants {
     /** Inside a transaction: increments and returns a resource's token (the advisory flavour's portable way). */
     long nextToken(Connection c, LockKey key) throws SQLException {
         ResourceRow row = sql.lockRow(c, key);
-        long token = Tables.nextToken(row.token(), row.now());
+        long token = Tables.nextToken(row.token(), row.nowMicros());
         setToken(c, key, token);
         return token;
     }

@@ -32,7 +32,8 @@ import java.util.Set;
  */
 class PortableSql {
     private static final String SELECT_ROW_FOR_UPDATE =
-            "SELECT token, owner, expires_at, {NOW} FROM {L} WHERE ns = ? AND kind = ? AND name_key = ? FOR UPDATE";
+            "SELECT token, owner, expires_at, {NOW}, {NOW_MICROS} FROM {L} WHERE ns = ? AND kind = ? AND name_key = ?"
+                    + " FOR UPDATE";
     private static final String INSERT_ROW =
             "INSERT INTO {L} (ns, kind, name_key, name, token, owner, expires_at) VALUES (?, ?, ?, ?, 0, NULL, 0)";
     /** Extends inline (exclusive) holds of the listed owners. */
@@ -103,9 +104,14 @@ class PortableSql {
         try (PreparedStatement ps = prepare(c, SELECT_ROW_FOR_UPDATE)) {
             bindKey(ps, 1, key);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? new ResourceRow(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getLong(4)) : null;
+                return rs.next() ? resourceRow(rs) : null;
             }
         }
+    }
+
+    /** A row read as token, owner, expires_at, {@code {NOW}}, {@code {NOW_MICROS}}. */
+    static ResourceRow resourceRow(ResultSet rs) throws SQLException {
+        return new ResourceRow(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
     }
 
     static boolean isDuplicateKey(SQLException e) {

@@ -45,7 +45,7 @@ final class PostgresSql extends PortableSql {
     private static final String LOCK_ROW =
             "INSERT INTO {L} AS l (ns, kind, name_key, name, token, owner, expires_at) VALUES (?, ?, ?, ?, 0, NULL, 0)"
                     + " ON CONFLICT (ns, kind, name_key) DO UPDATE SET token = l.token"
-                    + " RETURNING l.token, l.owner, l.expires_at, {NOW}";
+                    + " RETURNING l.token, l.owner, l.expires_at, {NOW}, {NOW_MICROS}";
     private static final String NEXT_TOKEN = "INSERT INTO {L} AS l (ns, kind, name_key, name, token, owner, expires_at)"
             + " VALUES (?, ?, ?, ?, {FLOOR}, NULL, 0) ON CONFLICT (ns, kind, name_key)"
             + " DO UPDATE SET token = GREATEST(l.token + {BLOCK}, {FLOOR})"
@@ -105,7 +105,7 @@ final class PostgresSql extends PortableSql {
             ps.setString(4, key.name());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return new ResourceRow(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getLong(4));
+                return resourceRow(rs);
             }
         }
     }

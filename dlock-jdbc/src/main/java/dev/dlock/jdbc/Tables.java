@@ -14,19 +14,25 @@ import java.util.HexFormat;
  * resource's key is bound, and the derived identifiers (name key, notification channel).
  *
  * <p>Design: SQL is written once as a template with {@code {L}} (the locks table), {@code {E}} (the
- * entries table), {@code {NOW}} (the dialect's clock expression, {@link Dialect#nowMillis}), {@code
- * {FLOOR}} (the least token a grant may have now) and {@code {BLOCK}} ({@link #TOKEN_BLOCK}); {@link #sql}
- * fills them in.
+ * entries table), {@code {NOW}} (the dialect's clock expression in milliseconds, {@link
+ * Dialect#nowMillis}, for leases), {@code {NOW_MICROS}} (the same clock in microseconds, {@link
+ * Dialect#nowMicros}), {@code {FLOOR}} (the least token a grant may have now: {@code {NOW_MICROS}}) and
+ * {@code {BLOCK}} ({@link #TOKEN_BLOCK}); {@link #sql} fills them in.
  *
  * <p>Tokens: a grant's token is {@link #nextToken}: the last token of the resource plus {@link
- * #TOKEN_BLOCK}, and at least the database's time in microseconds (its milliseconds times 1,000). The
- * block leaves room for the holders the engine passes a hold to within one client (cohort hand-off,
- * {@code LockBackend.tokenBlock()}); the time floor keeps tokens increasing where the row that keeps the
- * last token is lost (deleted by hand, a table truncated or restored), as long as the database's clock
- * does not step back, grants of one resource stay below one per 16 microseconds on average, and the row
- * was not lost within the database millisecond of its last grant (a grant within that millisecond after the
- * loss can repeat its token: the floor counts whole milliseconds). Only these constants and validated names ever reach the SQL text; names, owners
- * and times are bind parameters. A resource is always bound as three parameters in the same order
+ * #TOKEN_BLOCK}, and at least the database's time in microseconds. The block leaves room for the holders
+ * the engine passes a hold to within one client (cohort hand-off, {@code LockBackend.tokenBlock()}); the
+ * time floor keeps tokens increasing where the row that keeps the last token is lost (deleted by hand, a
+ * table truncated or restored): a grant after the loss reads the clock later than the lost row's last
+ * grant did, at least a commit and a deletion later, so in a later microsecond. That holds as long as the
+ * database's clock does not step back, grants of one resource stay below one per 16 microseconds on
+ * average (each token then is its grant's time), and the deletion does not race a grant of the same
+ * resource: the one-statement grants compute a new row's values, {@code {FLOOR}} included, before they
+ * look for the row, so a grant already under way when the row is deleted can take a floor from before the
+ * lost row's last grant. Where each dialect reads its clock, and why, is in {@link Dialect}.
+ *
+ * <p>Only these constants and validated names ever reach the SQL text; names, owners and times are bind
+ * parameters. A resource is always bound as three parameters in the same order
  * (namespace, kind, name key: the primary key with which both tables start), by {@link #bindKey}.
  *
  * <p>Concurrency: immutable.
@@ -59,17 +65,19 @@ final class Tables {
     String sql(String template) {
         return template.replace("{L}", locks)
                 .replace("{E}", entries)
-                .replace("{FLOOR}", "(" + dialect.nowMillis() + ") * 1000")
+                .replace("{FLOOR}", "(" + dialect.nowMicros() + ")")
+                .replace("{NOW_MICROS}", dialect.nowMicros())
                 .replace("{BLOCK}", Long.toString(TOKEN_BLOCK))
                 .replace("{NOW}", dialect.nowMillis());
     }
 
     /**
-     * The token of a grant, given the resource's last token and the database's now in milliseconds; the
-     * same rule as {@code GREATEST(token + {BLOCK}, {FLOOR})} in the one-statement grants.
+     * The token of a grant, given the resource's last token and the database's now in microseconds
+     * ({@code {NOW_MICROS}}); the same rule as {@code GREATEST(token + {BLOCK}, {FLOOR})} in the
+     * one-statement grants.
      */
-    static long nextToken(long lastToken, long nowMillis) {
-        return Math.max(lastToken + TOKEN_BLOCK, nowMillis * 1000);
+    static long nextToken(long lastToken, long nowMicros) {
+        return Math.max(lastToken + TOKEN_BLOCK, nowMicros);
     }
 
     /** Binds namespace, kind and name key of a resource from parameter {@code from} on. */

@@ -10,7 +10,11 @@ import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
 import dev.dlock.LockInfo;
 import dev.dlock.LockKind;
+import dev.dlock.spi.AcquireRequest;
+import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.LockBackend;
+import dev.dlock.spi.LockKey;
+import dev.dlock.spi.Mode;
 import dev.dlock.testsupport.FreePorts;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -203,12 +207,64 @@ abstract class DatabaseBehaviourTest {
                 second = lease.fencingToken();
             }
             assertThat(second - first).as("room for passes").isGreaterThanOrEqualTo(Tables.TOKEN_BLOCK);
-            TestDatabases.deleteLockRows(url(), prefix, "room", second);
+            try (Connection c = pool.getConnection()) {
+                TestDatabases.deleteLockRows(c, prefix, "room");
+            }
             try (Lease lease = grant.apply(a)) {
                 assertThat(lease.fencingToken())
                         .as("a re-created row starts above every earlier token")
                         .isGreaterThan(second);
             }
+        }
+    }
+
+    /**
+     * The lock row deleted right after each grant and the name granted again at once, 200 times per path:
+     * the exclusive acquire (one statement on PostgreSQL and MySQL, a grant transaction on H2), a semaphore
+     * permit (a grant transaction everywhere) and the advisory flavour's token (one statement on
+     * PostgreSQL and MySQL, a transaction on H2). On one connection, below the client and with nothing
+     * released, so a round often takes less than a millisecond: with the floor in whole milliseconds a
+     * re-grant within the millisecond of the lost row's last grant repeated its token.
+     */
+    @Test
+    void tokensIncreaseWhenTheRowIsDeletedRightAfterEachGrant() throws Exception {
+        LeaseTable table = new LeaseTable(dialect(), prefix, 5_000);
+        List<String> notAbove = new ArrayList<>();
+        try (Connection c = pool.getConnection()) {
+            for (Mode mode : List.of(Mode.EXCLUSIVE, Mode.PERMIT)) {
+                LockKey key = new LockKey("beh", "gone", mode);
+                regrantAfterDeletions(c, mode.name(), notAbove, owner -> {
+                    // Nothing released: the deletion ends the exclusive hold; the permits outnumber the rounds.
+                    AcquireResult result = table.acquire(c, new AcquireRequest(key, owner, 60_000, 1_000, 0, null));
+                    assertThat(result.isGranted())
+                            .as("%s granted to %s", mode, owner)
+                            .isTrue();
+                    return result.token();
+                });
+            }
+            LockKey key = new LockKey("beh", "gone", Mode.EXCLUSIVE);
+            regrantAfterDeletions(c, "advisory token", notAbove, owner -> table.nextToken(c, key));
+        }
+        assertThat(notAbove)
+                .as("grants right after a deletion whose token was not above the lost row's")
+                .isEmpty();
+    }
+
+    private interface Grant {
+        long token(String owner) throws SQLException;
+    }
+
+    /** 200 rounds of delete and grant; adds each round whose token was not above the one before. */
+    private void regrantAfterDeletions(Connection c, String path, List<String> notAbove, Grant grant)
+            throws SQLException {
+        long last = grant.token("owner-0");
+        for (int round = 1; round <= 200; round++) {
+            assertThat(TestDatabases.deleteLockRows(c, prefix, "gone")).isPositive();
+            long token = grant.token("owner-" + round);
+            if (token <= last) {
+                notAbove.add(path + " round " + round + ": " + token + " after " + last);
+            }
+            last = token;
         }
     }
 

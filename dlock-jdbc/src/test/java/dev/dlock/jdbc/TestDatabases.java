@@ -2,6 +2,7 @@ package dev.dlock.jdbc;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.ThreadLocalRandom;
@@ -49,18 +50,12 @@ final class TestDatabases {
     }
 
     /**
-     * Deletes the rows keeping the last tokens of a name (every kind), as a careless clean-up would, once
-     * the clock has passed the millisecond of {@code lastToken}: the time floor counts whole milliseconds
-     * (x 1,000), so a grant made within the millisecond of the lost row's last grant can repeat its token
-     * (a documented limit, docs/dlock-jdbc.md; the servers run on this machine's clock).
+     * Deletes the rows keeping the last tokens of a name (every kind), as a careless clean-up would, on a
+     * connection the caller opened beforehand, so the deletion follows the last grant as closely as the
+     * database allows.
      */
-    static int deleteLockRows(String url, String prefix, String name, long lastToken)
-            throws SQLException, InterruptedException {
-        while (System.currentTimeMillis() <= lastToken / 1000) {
-            Thread.sleep(1);
-        }
-        try (Connection c = connect(url);
-                java.sql.PreparedStatement ps = c.prepareStatement("DELETE FROM " + prefix + "locks WHERE name = ?")) {
+    static int deleteLockRows(Connection c, String prefix, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + prefix + "locks WHERE name = ?")) {
             ps.setString(1, name);
             return ps.executeUpdate();
         }
