@@ -71,8 +71,14 @@ final class LuaScript {
         this.function = function;
     }
 
+    /**
+     * A script's own file as a function of the library. Flag {@code allow-cross-slot-keys}: a renewal batch
+     * (and a multi-lock's group) reaches the keys of every slot its node serves, as {@code EVAL} scripts
+     * may; without it a Cluster refuses the batch and it is sent again per slot.
+     */
     private static String function(String name, String own) {
-        return "\nredis.register_function('" + name + "', function(KEYS, ARGV)\n" + own + "\nend)\n";
+        return "\nredis.register_function{function_name='" + name + "', flags={'allow-cross-slot-keys'},"
+                + " callback=function(KEYS, ARGV)\n" + own + "\nend}\n";
     }
 
     private static String sha1(String text) {
