@@ -43,14 +43,17 @@ final class Connections {
     private final StatefulRedisConnection<String, String> acks;
     private final List<io.lettuce.core.api.StatefulConnection<?, ?>> opened;
     private final Runnable afterClose;
+    private final FunctionLibrary library;
 
     private Connections(
+            FunctionLibrary library,
             RedisClusterAsyncCommands<String, String> commands,
             StatefulRedisPubSubConnection<String, String> pubSub,
             StatefulRedisClusterConnection<String, String> cluster,
             StatefulRedisConnection<String, String> acks,
             List<io.lettuce.core.api.StatefulConnection<?, ?>> opened,
             Runnable afterClose) {
+        this.library = library;
         this.commands = commands;
         this.pubSub = pubSub;
         this.cluster = cluster;
@@ -86,7 +89,8 @@ final class Connections {
                 connection.setTimeout(timeout);
             }
             preload(main.async(), timeout);
-            return new Connections(main.async(), pubSub, null, acks, opened, afterClose);
+            FunctionLibrary library = FunctionLibrary.loadedOn(main.async(), timeout);
+            return new Connections(library, main.async(), pubSub, null, acks, opened, afterClose);
         } catch (RuntimeException e) {
             closeAll(opened, timeout);
             afterClose.run();
@@ -106,7 +110,8 @@ final class Connections {
                 connection.setTimeout(timeout);
             }
             preload(main.async(), timeout);
-            return new Connections(main.async(), pubSub, main, null, opened, afterClose);
+            FunctionLibrary library = FunctionLibrary.loadedOnMasters(main, timeout);
+            return new Connections(library, main.async(), pubSub, main, null, opened, afterClose);
         } catch (RuntimeException e) {
             closeAll(opened, timeout);
             afterClose.run();
@@ -115,9 +120,10 @@ final class Connections {
     }
 
     /**
-     * Loads the scripts (on every master of a Cluster) so that the first operation is one EVALSHA, not
-     * EVALSHA, NOSCRIPT and EVAL. Best effort: a server that refuses (for example an ACL without {@code
-     * SCRIPT}) is served by the EVAL fallback.
+     * Loads the scripts (on every master of a Cluster) so that the first operation served by a script
+     * (where the function library is not usable, or missing on a node) is one EVALSHA, not EVALSHA,
+     * NOSCRIPT and EVAL. Best effort: a server that refuses (for example an ACL without {@code SCRIPT}) is
+     * served by the EVAL fallback.
      */
     private static void preload(RedisClusterAsyncCommands<String, String> commands, Duration timeout) {
         try {
@@ -129,6 +135,11 @@ final class Connections {
         } catch (ExecutionException | TimeoutException e) {
             // the EVAL fallback loads it on first use
         }
+    }
+
+    /** Whether the server runs dlock's scripts as a function library; every script call asks it. */
+    FunctionLibrary library() {
+        return library;
     }
 
     /** Routed commands: in a Cluster, each goes to the master of its first key's slot. */

@@ -80,7 +80,12 @@ final class Inspection {
             "heldback", holdBack.scriptArgs().get(0), holdBack.scriptArgs().get(1)
         };
         return LuaScript.EXCLUSIVE
-                .<Long>run(connections.commands(), ScriptOutputType.INTEGER, new String[] {epoch}, args)
+                .<Long>run(
+                        connections.commands(),
+                        connections.library(),
+                        ScriptOutputType.INTEGER,
+                        new String[] {epoch},
+                        args)
                 .thenApply(Duration::ofMillis);
     }
 
@@ -88,7 +93,8 @@ final class Inspection {
     private CompletableFuture<LockInfo> holders(ResourceKeys keys, String knownName) {
         LuaScript script = LuaScript.forKind(keys.kind());
         String[] keyNames = script == LuaScript.EXCLUSIVE ? new String[] {keys.holders()} : keys.resource();
-        return script.<List<Object>>run(connections.commands(), ScriptOutputType.MULTI, keyNames, "describe")
+        return script.<List<Object>>run(
+                        connections.commands(), connections.library(), ScriptOutputType.MULTI, keyNames, "describe")
                 .thenApply(reply -> {
                     String name = knownName != null ? knownName : (String) reply.get(0);
                     int waiters = ((Long) reply.get(1)).intValue();

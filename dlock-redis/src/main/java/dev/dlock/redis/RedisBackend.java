@@ -84,8 +84,8 @@ final class RedisBackend implements LockBackend {
                 connections,
                 replicaAcks != null
                         ? replicaAcks::renew
-                        : (script, routing, args) ->
-                                script.run(connections.commands(), ScriptOutputType.MULTI, routing, args));
+                        : (script, routing, args) -> script.run(
+                                connections.commands(), connections.library(), ScriptOutputType.MULTI, routing, args));
         this.inspection = new Inspection(connections, holdBack);
         this.holdBack = holdBack;
         this.holdBackArgs = holdBack.scriptArgs();
@@ -103,7 +103,7 @@ final class RedisBackend implements LockBackend {
     }
 
     private <T> CompletableFuture<T> run(LuaScript script, ScriptOutputType type, String[] keys, String... args) {
-        return script.run(connections.commands(), type, keys, args);
+        return script.run(connections.commands(), connections.library(), type, keys, args);
     }
 
     @Override

@@ -111,7 +111,9 @@ final class RedisBackendFactory implements LockBackendFactory {
                 throw e;
             }
         }
-        ReplicaAcks acks = replicaAcks > 0 ? new ReplicaAcks(connections.acks(), replicaAcks, ackTimeout) : null;
+        ReplicaAcks acks = replicaAcks > 0
+                ? new ReplicaAcks(connections.acks(), connections.library(), replicaAcks, ackTimeout)
+                : null;
         return new RedisBackend(connections, timeout, acks, holdBack, description);
     }
 

@@ -30,11 +30,20 @@ import java.util.function.Supplier;
  */
 final class ReplicaAcks {
     private final RedisAsyncCommands<String, String> connection;
+    private final FunctionLibrary library;
     private final int replicas;
     private final long timeoutMillis;
 
-    ReplicaAcks(RedisAsyncCommands<String, String> connection, int replicas, Duration timeout) {
+    /**
+     * @param connection the connection reserved for these calls
+     * @param library whether the server runs the scripts as functions (the main connection's, same server)
+     * @param replicas how many replicas must acknowledge
+     * @param timeout how long {@code WAIT} waits for them
+     */
+    ReplicaAcks(
+            RedisAsyncCommands<String, String> connection, FunctionLibrary library, int replicas, Duration timeout) {
         this.connection = connection;
+        this.library = library;
         this.replicas = replicas;
         this.timeoutMillis = timeout.toMillis();
     }
@@ -62,7 +71,7 @@ final class ReplicaAcks {
             String[] args,
             String name,
             Supplier<? extends CompletionStage<?>> giveBack) {
-        return script.<Long, Long>runFollowedBy(connection, ScriptOutputType.INTEGER, keys, args, this::await)
+        return script.<Long, Long>runFollowedBy(connection, library, ScriptOutputType.INTEGER, keys, args, this::await)
                 .thenCompose(reply -> {
                     long value = reply.value();
                     if (value <= 0 || reply.next() >= replicas) {
@@ -79,7 +88,8 @@ final class ReplicaAcks {
 
     /** Runs a renewal batch; fails with a {@link LockBackendException} when too few replicas acknowledged. */
     CompletableFuture<List<Object>> renew(LuaScript script, String[] keys, String[] args) {
-        return script.<List<Object>, Long>runFollowedBy(connection, ScriptOutputType.MULTI, keys, args, this::await)
+        return script.<List<Object>, Long>runFollowedBy(
+                        connection, library, ScriptOutputType.MULTI, keys, args, this::await)
                 .thenApply(reply -> {
                     if (reply.next() < replicas) {
                         throw new LockBackendException("renew: only " + reply.next() + " of the " + replicas

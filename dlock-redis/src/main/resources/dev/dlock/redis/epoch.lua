@@ -1,7 +1,7 @@
 --[[
 dlock: the hold-back after a lost state, shared by exclusive.lua and dlock.lua (LuaScript puts this text
-in front of each of them). Every grant calls holdBack first; it grants nothing while a lease this server
-may have forgotten could still be valid.
+in front of each of them, and at the top of the function library that holds both). Every grant calls
+holdBack first; it grants nothing while a lease this server may have forgotten could still be valid.
 
 One key per namespace, '<namespace>:epoch', never expiring (in a Cluster one per namespace and hash
 slot, '<namespace>:epoch:{<tag>}' with a tag of the resource's slot, since a script reaches only the keys
@@ -53,12 +53,26 @@ local function declared(maxLease, margin)
   return maxLease, margin
 end
 
+-- This process's run id, read once per run of this chunk. Run as a function library (FCALL, Redis 7+:
+-- FunctionLibrary.java) the chunk runs once per load of the library, and every server process loads it
+-- anew (at its start from its RDB or AOF file, on a replica from its master, or from a client after
+-- 'Function not found'), so the id kept here is always the id of the process that runs the call, and a
+-- grant costs no INFO. Run as an EVAL script, the chunk and so INFO run for every call.
+local processRun = nil
+local function ownRun()
+  if processRun == nil then
+    processRun = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+    if processRun == nil then
+      error('dlock: INFO server has no run_id')
+    end
+  end
+  return processRun
+end
+
 -- What a grant now finds, read-only: this process's run id, the base (see above), and the recorded max
 -- lease (0 when none).
 local function epochState(epoch, nowMillis)
-  local info = redis.call('INFO', 'server')
-  local run = string.match(info, 'run_id:(%x+)')
-  local uptime = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+  local run = ownRun()
   local marker = redis.call('GET', epoch)
   local markRun, base, recorded
   if marker then
@@ -73,6 +87,7 @@ local function epochState(epoch, nowMillis)
     return run, nowMillis, recorded, false
   end
   -- a marker moved here with its writer's hold-back still running keeps it
+  local uptime = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)'))
   return run, math.max((math.floor(nowMillis / 1000) - uptime + 1) * 1000, marked), recorded, false
 end
 

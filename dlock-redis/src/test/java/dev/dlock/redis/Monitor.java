@@ -91,7 +91,7 @@ final class Monitor implements AutoCloseable {
         return line.substring(start + 3, end).toUpperCase();
     }
 
-    /** The script operation (first ARGV) of an EVALSHA/EVAL line. */
+    /** The script operation (first ARGV) of an FCALL, EVALSHA or EVAL line. */
     static String scriptOperation(String line) {
         List<String> args = arguments(line);
         int keyCount = Integer.parseInt(args.get(2));

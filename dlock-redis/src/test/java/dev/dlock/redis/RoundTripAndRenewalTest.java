@@ -39,8 +39,8 @@ class RoundTripAndRenewalTest {
                         LockClient.builder(server.uri()).namespace("rt").build();
                 Monitor monitor = Monitor.start(server.port())) {
             DistributedLock lock = client.lock("round-trips");
-            lock.tryAcquire().orElseThrow().close(); // warm up the JIT, not the server: the script is preloaded
-            long evalshaBefore = commandCalls("evalsha");
+            lock.tryAcquire().orElseThrow().close(); // warm up the JIT, not the server: the library is preloaded
+            long fcallBefore = commandCalls("fcall");
             monitor.sync(server.port());
             monitor.clear();
             int cycles = 20;
@@ -50,28 +50,30 @@ class RoundTripAndRenewalTest {
             }
             monitor.sync(server.port());
             List<String> names = monitor.names();
-            assertThat(names).hasSize(2 * cycles).containsOnly("EVALSHA");
+            assertThat(names).hasSize(2 * cycles).containsOnly("FCALL");
             List<String> operations = new ArrayList<>();
-            for (String line : monitor.commands("EVALSHA")) {
+            for (String line : monitor.commands("FCALL")) {
                 operations.add(Monitor.scriptOperation(line));
             }
             for (int i = 0; i < cycles; i++) {
                 assertThat(operations.subList(2 * i, 2 * i + 2)).containsExactly("acquire", "release");
             }
-            assertThat(commandCalls("evalsha") - evalshaBefore).isEqualTo(2L * cycles);
+            assertThat(commandCalls("fcall") - fcallBefore).isEqualTo(2L * cycles);
         }
     }
 
     @Test
-    void firstOperationAfterScriptFlushFallsBackToEvalOnce() {
+    void firstOperationAfterAFlushFallsBackToEvalOnceAndLoadsTheLibraryAgain() {
         try (LockClient client =
                 LockClient.builder(server.uri()).namespace("flush").build()) {
+            server.call("FUNCTION", "FLUSH");
             server.call("SCRIPT", "FLUSH");
             try (Monitor monitor = Monitor.start(server.port())) {
                 client.lock("after-flush").tryAcquire().orElseThrow().close();
                 monitor.sync(server.port());
-                // acquire: EVALSHA (NOSCRIPT) + EVAL; release: EVALSHA
-                assertThat(monitor.names()).containsExactly("EVALSHA", "EVAL", "EVALSHA");
+                // acquire: FCALL ("Function not found"), FUNCTION LOAD on the same connection, EVALSHA
+                // (NOSCRIPT) + EVAL; release: FCALL, the library being back
+                assertThat(monitor.names()).containsExactly("FCALL", "FUNCTION", "EVALSHA", "EVAL", "FCALL");
             }
         }
     }
@@ -103,8 +105,8 @@ class RoundTripAndRenewalTest {
                 awaitSize(ticks, ticksBefore + 2); // two ticks of about 2 s
                 int ticksSeen = ticks.size() - ticksBefore;
                 monitor.sync(server.port());
-                List<String> renewals = monitor.commands("EVALSHA");
-                assertThat(monitor.names()).containsOnly("EVALSHA");
+                List<String> renewals = monitor.commands("FCALL");
+                assertThat(monitor.names()).containsOnly("FCALL");
                 assertThat(ticksSeen).isGreaterThanOrEqualTo(2);
                 // One command per tick (give or take the tick in flight at either edge), each renewing all.
                 assertThat(renewals.size()).isBetween(ticksSeen - 1, ticksSeen + 1);

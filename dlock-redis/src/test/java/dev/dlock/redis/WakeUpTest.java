@@ -86,7 +86,7 @@ class WakeUpTest {
                 Lease first = waiting.get(0).get(10, TimeUnit.SECONDS);
                 monitor.sync(server.port());
                 List<String> operations = new ArrayList<>();
-                for (String line : monitor.commands("EVALSHA")) {
+                for (String line : monitor.commands("FCALL")) {
                     operations.add(Monitor.scriptOperation(line));
                 }
                 // The release, then exactly one attempt: the head's. The others were not woken.
