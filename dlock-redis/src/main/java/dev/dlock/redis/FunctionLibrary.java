@@ -115,8 +115,9 @@ final class FunctionLibrary {
             return;
         }
         loader.load(LuaScript.LIBRARY_TEXT).whenComplete((done, error) -> {
-            if (error != null && isRefusal(error)) {
-                usable = false;
+            String message = error == null ? null : message(error);
+            if (message != null && (message.startsWith("NOPERM") || message.startsWith("ERR unknown command"))) {
+                usable = false; // a user who may call functions but not load them: scripts from now on
             }
             loading.set(false);
         });
@@ -133,10 +134,15 @@ final class FunctionLibrary {
         return message != null && message.startsWith("ERR Function not found");
     }
 
-    /** Whether {@code error} says the server or the user cannot run functions at all. */
+    /**
+     * Whether {@code error} says the server or the user cannot run functions at all: an unknown command, or
+     * an ACL refusing {@code FCALL} itself (not one refusing the call's keys, which {@code EVAL} meets too).
+     */
     static boolean isRefusal(Throwable error) {
         String message = message(error);
-        return message != null && (message.startsWith("NOPERM") || message.startsWith("ERR unknown command"));
+        return message != null
+                && (message.startsWith("ERR unknown command")
+                        || (message.startsWith("NOPERM") && message.contains("'fcall'")));
     }
 
     /**
