@@ -1,7 +1,9 @@
 package dev.dlock.redis;
 
+import io.lettuce.core.api.async.RedisFunctionAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,13 +60,17 @@ final class FunctionLibrary {
         return library;
     }
 
-    /** The library of a Cluster backend, loaded now on every master the client knows. */
+    /**
+     * The library of a Cluster backend, loaded now on every master the client knows. Node connections are
+     * asked for asynchronously: a reload starts on a Lettuce I/O thread, which must never block.
+     */
     static FunctionLibrary loadedOnMasters(StatefulRedisClusterConnection<String, String> cluster, Duration timeout) {
         FunctionLibrary library = new FunctionLibrary(text -> {
             List<CompletableFuture<Void>> loads = new ArrayList<>();
-            for (var node : cluster.getPartitions()) {
-                if (node.is(io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag.UPSTREAM)) {
-                    loads.add(loadOne(cluster.getConnection(node.getNodeId()).async(), text));
+            for (RedisClusterNode node : cluster.getPartitions()) {
+                if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                    loads.add(cluster.getConnectionAsync(node.getNodeId())
+                            .thenCompose(connection -> loadOne(connection.async(), text)));
                 }
             }
             return CompletableFuture.allOf(loads.toArray(CompletableFuture[]::new));
@@ -73,8 +79,7 @@ final class FunctionLibrary {
         return library;
     }
 
-    private static CompletableFuture<Void> loadOne(
-            io.lettuce.core.api.async.RedisFunctionAsyncCommands<String, String> commands, String text) {
+    private static CompletableFuture<Void> loadOne(RedisFunctionAsyncCommands<String, String> commands, String text) {
         return commands.functionLoad(text)
                 .toCompletableFuture()
                 .<Void>thenApply(name -> null)

@@ -139,6 +139,34 @@ class RedisClusterTest {
         }
     }
 
+    /**
+     * The function library deleted on every node while a client runs: its calls are served by scripts, and
+     * the library is loaded again on every master.
+     */
+    @Test
+    void aLibraryFlushedOnEveryNodeIsLoadedAgainOnEveryMaster() throws Exception {
+        try (LockClient client =
+                LockClient.builder(cluster.uri()).namespace("reload").build()) {
+            client.lock("before").acquire(Duration.ofSeconds(5)).close();
+            for (RedisServer node : cluster.nodes()) {
+                node.call("FUNCTION", "FLUSH");
+            }
+            for (int i = 0; i < 20; i++) { // names over every node's slots
+                client.lock("after-" + i).acquire(Duration.ofSeconds(5)).close();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            for (RedisServer node : cluster.nodes()) {
+                while (!node.call("FUNCTION", "LIST").toString().contains("dlock_")
+                        && System.nanoTime() < deadline) {
+                    RedisServer.sleep(20);
+                }
+                assertThat(node.call("FUNCTION", "LIST").toString())
+                        .as("the library on node " + node.port())
+                        .contains("dlock_");
+            }
+        }
+    }
+
     @Test
     void namesWithBracesKeepEveryKeyOfALockInOneSlot() {
         try (LockClient client =
