@@ -156,8 +156,7 @@ class RedisClusterTest {
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             for (RedisServer node : cluster.nodes()) {
-                while (!node.call("FUNCTION", "LIST").toString().contains("dlock_")
-                        && System.nanoTime() < deadline) {
+                while (!node.call("FUNCTION", "LIST").toString().contains("dlock_") && System.nanoTime() < deadline) {
                     RedisServer.sleep(20);
                 }
                 assertThat(node.call("FUNCTION", "LIST").toString())
