@@ -31,12 +31,18 @@ class FunctionLibraryTest {
     private static Map<String, Long> calls(RedisServer server) {
         Map<String, Long> calls = new HashMap<>();
         String stats = (String) server.call("INFO", "commandstats");
-        stats.lines()
-                .filter(line -> line.startsWith("cmdstat_"))
-                .forEach(line -> calls.put(
-                        line.substring("cmdstat_".length(), line.indexOf(':')),
-                        Long.parseLong(line.substring(line.indexOf("calls=") + "calls=".length(), line.indexOf(',')))));
+        stats.lines().filter(line -> line.startsWith("cmdstat_")).forEach(line -> {
+            String command = line.substring("cmdstat_".length(), line.indexOf(':'));
+            calls.put(command, figure(line, "calls="));
+            calls.put(command + " rejected", figure(line, "rejected_calls="));
+        });
         return calls;
+    }
+
+    private static long figure(String line, String name) {
+        int start = line.indexOf(name) + name.length();
+        int end = line.indexOf(',', start);
+        return Long.parseLong(line.substring(start, end < 0 ? line.length() : end));
     }
 
     @Test
@@ -111,6 +117,38 @@ class FunctionLibraryTest {
                 assertThat(HoldBackTest.tryUntilConnected(other)).isEmpty();
                 HoldBackTest.assertToldBeforeTheNextGrant(held, other);
             }
+        }
+    }
+
+    /**
+     * A server over {@code maxmemory} (policy {@code noeviction}) refuses to start a function at all, while
+     * an {@code EVAL} script fails only at a write that needs memory: the release goes as a script and frees
+     * the lock at once, instead of leaving it taken until its lease runs out.
+     */
+    @Test
+    void aReleaseUnderMaxmemoryGoesThroughAsAScript() throws Exception {
+        try (RedisServer server = RedisServer.start();
+                LockClient holder = client(server.plainUri());
+                LockClient other = client(server.plainUri())) {
+            server.markFresh(NAMESPACE);
+            Lease held = holder.lock("r").acquire(Duration.ofSeconds(5));
+            server.call("CONFIG", "SET", "maxmemory", "1");
+            try {
+                server.call("CONFIG", "RESETSTAT");
+                held.close();
+                Map<String, Long> calls = calls(server);
+                assertThat(calls.get("fcall rejected"))
+                        .as("the release's FCALL, refused")
+                        .isEqualTo(1);
+                assertThat(calls.get("evalsha"))
+                        .as("then the release as a script")
+                        .isEqualTo(1);
+            } finally {
+                server.call("CONFIG", "SET", "maxmemory", "0");
+            }
+            assertThat(other.lock("r").tryAcquire())
+                    .as("released, not left to expire")
+                    .isPresent();
         }
     }
 
