@@ -66,6 +66,23 @@ abstract class ShedLockKitTest extends AbstractExtensibleLockProviderIntegration
         return c;
     }
 
+    /**
+     * The kit's case with a {@code lockAtMostFor} of 400 ms instead of 50 ms, on every store. A grant shorter
+     * than a second is asked for a second and then cut to what is left of {@code lockAtMostFor} ({@code
+     * HeldLock#shortened}), a round trip; the kit then expects the lock free again after its sleep and the
+     * next lock's unlock before its 50 ms ran out. On the loaded 2-core test lanes a stall longer than that
+     * happens: etcd failed 2 of 2 runs in lanes (its cut is a round trip to a Raft leader), PostgreSQL once
+     * beside the Lincheck check, and memory and Redis once in the same run (2026-11-27, dry run 3 of the
+     * seventh session: the next lock's local deadline had passed at its unlock, and a lock was still held
+     * when the kit expected it free). What the case checks is the same: the lock is taken, is free again
+     * after {@code lockAtMostFor} without an unlock, and is taken again.
+     */
+    @Test
+    @Override
+    public void shouldTimeout() throws InterruptedException {
+        doTestTimeout(Duration.ofMillis(400));
+    }
+
     @Override
     protected ExtensibleLockProvider getLockProvider() {
         return provider;
