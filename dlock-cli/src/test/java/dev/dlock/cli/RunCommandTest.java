@@ -333,8 +333,10 @@ class RunCommandTest {
 
     @Test
     void releaseAsksUnlessYes() throws Exception {
+        // Renewed every second, so the holder learns of the force-release within a second; long enough that
+        // a stall of the loaded test lanes does not let the store expire it while the prompt is answered.
         LockClient shortLeases =
-                LockClient.builder(backend).leaseTime(Duration.ofMillis(300)).build();
+                LockClient.builder(backend).leaseTime(Duration.ofSeconds(3)).build();
         Lease held = shortLeases.lock("job").acquire(Duration.ofSeconds(5));
         env.input = "n\n";
         assertThat(run("release", "--force", "--backend", backend, "job")).isEqualTo(ExitCodes.BUSY);
