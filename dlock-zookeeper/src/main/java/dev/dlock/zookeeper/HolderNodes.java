@@ -3,6 +3,7 @@ package dev.dlock.zookeeper;
 import static dev.dlock.zookeeper.Background.code;
 import static dev.dlock.zookeeper.Background.failure;
 
+import dev.dlock.LockBackendException;
 import dev.dlock.zookeeper.NodeLayout.Data;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -110,10 +111,19 @@ final class HolderNodes {
     }
 
     /**
-     * Administrative: deletes whoever's holder node is there, with its guard; a node without a guard (or
-     * one replaced between the read and the delete) the plain way.
+     * Administrative: deletes whoever's holder node is there, with its guard; a node without dlock's data
+     * (so without a guard) the plain way. When the holder changed between the read and the delete (the
+     * transaction finds the read holder's guard gone), the node is read again and the new holder's node
+     * deleted with its guard: deleting it the plain way would leave that guard behind, and with it a late
+     * release of that holder could delete the node of whoever takes the lock next.
+     *
+     * @return true if a node was deleted, false if none was there
      */
     CompletableFuture<Boolean> forceDelete(String path) {
+        return forceDelete(path, 0);
+    }
+
+    private CompletableFuture<Boolean> forceDelete(String path, int tries) {
         return Background.run(cb -> client.getData().inBackground(cb).forPath(path))
                 .thenCompose(event -> {
                     if (code(event) == KeeperException.Code.NONODE) {
@@ -132,10 +142,17 @@ final class HolderNodes {
                                     .forOperations(
                                             client.transactionOp().delete().forPath(guard),
                                             client.transactionOp().delete().forPath(path)))
-                            .thenCompose(deleted -> switch (code(deleted)) {
-                                case OK -> CompletableFuture.completedFuture(true);
-                                case NONODE -> Background.delete(client, path);
-                                default -> throw failure(deleted);
+                            .thenCompose(deleted -> {
+                                if (code(deleted) == KeeperException.Code.OK) {
+                                    return CompletableFuture.completedFuture(true);
+                                }
+                                if (code(deleted) == KeeperException.Code.NONODE && tries + 1 < MAX_TRIES) {
+                                    return forceDelete(path, tries + 1); // released, or taken by another since
+                                }
+                                throw code(deleted) == KeeperException.Code.NONODE
+                                        ? new LockBackendException("the holder of " + path + " changed " + MAX_TRIES
+                                                + " times during its force-release; try again")
+                                        : failure(deleted);
                             });
                 });
     }
