@@ -15,7 +15,8 @@
  *
  * What is abstracted. Sessions, ephemeral deletion on session loss, tokens (czxid x 16), the guard nodes
  * of the exclusive lock, and sequence overflow. The watch here fires on any change of the directory; the
- * backend watches one chosen entry, so a wrong choice of entry to watch is not caught by this model.
+ * backend watches one chosen entry, so a wrong choice of entry to watch is not caught by this model
+ * (queue-watch.pml models that choice).
  *
  * Invariant: a writer holds only when no other client holds anything (A's own read of its downgrade may
  * overlap A's write: that is the downgrade). Every client finishes (no invalid end state).
