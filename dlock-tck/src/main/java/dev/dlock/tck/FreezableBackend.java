@@ -51,6 +51,7 @@ public final class FreezableBackend extends ForwardingLockBackend {
     private final AtomicReference<PausedCall> pausedAcquire = new AtomicReference<>();
     private final AtomicInteger acquiresSent = new AtomicInteger();
     private final AtomicInteger acquireAnswers = new AtomicInteger();
+    private final AtomicInteger renewalsDone = new AtomicInteger();
 
     /**
      * Wraps a backend.
@@ -156,6 +157,16 @@ public final class FreezableBackend extends ForwardingLockBackend {
      */
     public int acquiresSent() {
         return acquiresSent.get();
+    }
+
+    /**
+     * How many renewals (watchdog batches, extends, hand-off confirmations) the store has answered so far,
+     * whether or not their answers have reached the client yet ({@link #delayAnswers}).
+     *
+     * @return the count
+     */
+    public int renewalsDone() {
+        return renewalsDone.get();
     }
 
     /** A request held on its way to the store ({@link #holdNextRelease()}). */
@@ -305,7 +316,9 @@ public final class FreezableBackend extends ForwardingLockBackend {
 
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
-        return pass(() -> delegate.renew(batch), nextAnswerDelay(Call.RENEW));
+        return pass(
+                () -> delegate.renew(batch).whenComplete((lost, error) -> renewalsDone.incrementAndGet()),
+                nextAnswerDelay(Call.RENEW));
     }
 
     @Override

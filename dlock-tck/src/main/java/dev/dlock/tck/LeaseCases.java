@@ -113,7 +113,15 @@ abstract class LeaseCases extends ContractSection {
         LockClient a = client(b -> b.leaseTime(Duration.ofSeconds(30)));
         Lease lease = a.lock("unanswered-extend").acquire(LONG_WAIT);
         wire(a).delayAnswers(operationTimeout().plusSeconds(1)); // reaches the store, answered too late
+        int renewals = wire(a).renewalsDone();
         CompletableFuture<Void> extend = CompletableFuture.runAsync(() -> lease.extend(Duration.ofSeconds(1)));
+        // B asks once the store applied the extend: a waiter that asked before it would wait for the
+        // 30 s hold it saw (a busy answer's retry time), past its 10 s (the CI run of 2026-11-27 on memory).
+        long deadline = System.nanoTime() + LONG_WAIT.toNanos();
+        while (wire(a).renewalsDone() == renewals && System.nanoTime() - deadline < 0) {
+            Thread.sleep(5);
+        }
+        assertThat(wire(a).renewalsDone()).as("the extend reached the store").isGreaterThan(renewals);
         Lease other = client().lock("unanswered-extend").acquire(Duration.ofSeconds(10));
         assertThat(lease.isValid())
                 .as("A's lease (token %d) valid while B holds (token %d)", lease.fencingToken(), other.fencingToken())
