@@ -324,23 +324,37 @@ public final class MemoryStore {
         return true;
     }
 
+    /**
+     * Renews holds; a renewal that shortens a hold wakes the resource's waiters, as a release does: they
+     * asked while it ran to its old expiry and would wait for that.
+     */
     Set<String> renew(List<RenewRequest> batch) {
         Set<String> lost = new HashSet<>();
+        List<ResourceId> shortened = null;
         long now = System.nanoTime();
         lock.lock();
         try {
             for (RenewRequest request : batch) {
-                Resource r = resources.get(ResourceId.of(request.key()));
+                ResourceId id = ResourceId.of(request.key());
+                Resource r = resources.get(id);
                 Hold hold = r == null ? null : r.holders.get(request.owner());
                 if (hold == null || now - hold.expiresAt >= 0) {
                     lost.add(request.owner());
-                } else {
-                    hold.expiresAt = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
-                    holdBacks.leased(request.key().namespace(), request.leaseMillis());
+                    continue;
                 }
+                long expiresAt = now + TimeUnit.MILLISECONDS.toNanos(request.leaseMillis());
+                if (expiresAt - hold.expiresAt < 0) {
+                    shortened = shortened == null ? new ArrayList<>() : shortened;
+                    shortened.add(id);
+                }
+                hold.expiresAt = expiresAt;
+                holdBacks.leased(request.key().namespace(), request.leaseMillis());
             }
         } finally {
             lock.unlock();
+        }
+        if (shortened != null) {
+            shortened.forEach(id -> wake(id, null));
         }
         return lost;
     }
