@@ -13,6 +13,7 @@ import dev.dlock.spi.RenewRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -125,6 +126,26 @@ class StoreClockJumpTest {
     }
 
     @Test
+    void aRenewalOnItsWayWhileAJumpIsCountedIsCutToo() throws Exception {
+        Lease lease = client.lock("in-flight").acquire(Duration.ofSeconds(5));
+        store.answer(0);
+        CompletableFuture<Void> gate = new CompletableFuture<>();
+        store.renewGate = gate;
+        CompletableFuture<Void> extend = CompletableFuture.runAsync(() -> lease.extend(LEASE));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (store.renewals.get() == 0 && System.nanoTime() - until < 0) {
+            Thread.sleep(10);
+        }
+        store.answer(10_000); // the store may have served the renewal before this jump
+        gate.complete(null);
+        extend.get(20, TimeUnit.SECONDS);
+        assertThat(lease.isValid()).isTrue();
+        assertThat(lease.remaining())
+                .as("the renewal's deadline is cut by the jump")
+                .isLessThan(Duration.ofSeconds(21));
+    }
+
+    @Test
     void aReadingDatedBeforeItsRequestIsRefused() {
         long now = System.nanoTime();
         org.assertj.core.api.Assertions.assertThatThrownBy(
@@ -158,6 +179,8 @@ class StoreClockJumpTest {
         final BackendContext.BackendEvents events;
         final AtomicInteger renewals = new AtomicInteger();
         private volatile long offsetMillis;
+        /** When set, renewals reach the store only once it completes. */
+        volatile CompletableFuture<Void> renewGate;
 
         Clocked(LockBackend delegate, BackendContext.BackendEvents events) {
             super(delegate);
@@ -181,7 +204,10 @@ class StoreClockJumpTest {
         public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
             renewals.incrementAndGet();
             long sent = System.nanoTime();
-            return delegate.renew(batch).thenApply(lost -> {
+            CompletableFuture<Void> gate = renewGate;
+            CompletionStage<Set<String>> answer =
+                    gate == null ? delegate.renew(batch) : gate.thenCompose(x -> delegate.renew(batch));
+            return answer.thenApply(lost -> {
                 events.storeClock(SOURCE, micros(System.nanoTime(), offsetMillis), sent, System.nanoTime());
                 return lost;
             });
