@@ -72,8 +72,8 @@ final class RedisBackend implements LockBackend {
 
     /**
      * A backend over open connections; {@code replicaAcks} is null when acknowledgements are off; renewal
-     * answers report the server's clock to {@code events} under the name {@code server} (outside a
-     * Cluster).
+     * answers report the server's clock to {@code events} under the name {@code server} without its
+     * options (outside a Cluster).
      */
     RedisBackend(
             Connections connections,
@@ -92,7 +92,9 @@ final class RedisBackend implements LockBackend {
                         ? replicaAcks::renew
                         : (script, routing, args) -> script.run(
                                 connections.commands(), connections.library(), ScriptOutputType.MULTI, routing, args),
-                server,
+                server.indexOf('?') < 0
+                        ? server
+                        : server.substring(0, server.indexOf('?')), // the URI's options are no clock
                 events);
         this.inspection = new Inspection(connections, holdBack);
         this.holdBack = holdBack;

@@ -152,12 +152,8 @@ public final class Watchdog implements BackendContext.BackendEvents {
         }
         LOG.log(
                 System.Logger.Level.WARNING,
-                "dlock: {0}; the local deadlines of the {1} leases of this client were moved {2} ms earlier, {3}"
-                        + " of them were past it and are lost",
-                reason,
-                cut,
-                TimeUnit.NANOSECONDS.toMillis(jump),
-                lost);
+                "dlock: " + reason + ": the local deadline of each of this client's " + cut
+                        + " leases moved that much earlier; leases lost as their deadline passed: " + lost);
     }
 
     /**
