@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +50,9 @@ public final class SteppedClock {
             Path dir = Files.createTempDirectory("dlock-stepped-clock-");
             Path source = dir.resolve("steppedclock.c");
             try (InputStream in = SteppedClock.class.getResourceAsStream("steppedclock.c")) {
+                if (in == null) {
+                    throw new IllegalStateException("steppedclock.c is missing from dlock-test-support's jar");
+                }
                 Files.copy(in, source);
             }
             library = dir.resolve("libsteppedclock.so");
@@ -117,7 +121,7 @@ public final class SteppedClock {
         try {
             Path next = offsetFile.resolveSibling("offset.next");
             Files.writeString(next, Long.toString(millis), StandardCharsets.US_ASCII);
-            Files.move(next, offsetFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(next, offsetFile, StandardCopyOption.ATOMIC_MOVE);
             offsetMillis = millis;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
