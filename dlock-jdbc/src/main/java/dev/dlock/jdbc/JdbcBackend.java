@@ -36,6 +36,12 @@ import javax.sql.DataSource;
  * The call runs with auto-commit on whatever the pool's setting ({@link Transactions#autoCommitted}), and
  * the connection goes back as it came.
  *
+ * <p>Database clock: each renewal of lease rows reads the database's clock right after its statements, on
+ * the same connection ({@link LeaseTable#nowMicros}), and reports it to the engine ({@link
+ * BackendContext.BackendEvents#storeClock}) with the database URL (without its options) as the source, so
+ * that a clock stepped forward, which expires rows early, cuts the client's leases. One more round trip per
+ * renewal tick; advisory holds are not counted on the database's clock and report nothing.
+ *
  * <p>Failure modes: the engine fails every call at the operation timeout (this class keeps no second
  * deadline). Deadlocks, lock-wait timeouts and broken connections (SQLState class 08, PostgreSQL 57P01 to
  * 57P03, MySQL 1205/1213) are retried on a fresh connection, up to {@link #ATTEMPTS} attempts; anything
@@ -51,6 +57,10 @@ final class JdbcBackend implements LockBackend {
     private final AutoCloseable ownedPool;
     private final LeaseTable table;
     private final long timeoutNanos;
+    /** The database's clock as a source of readings: its URL without options. */
+    private final String clockSource;
+
+    private final BackendContext.BackendEvents events;
     private final ThreadPoolExecutor executor;
     private final PgNotifier notifier;
     private final AdvisoryLocks advisory;
@@ -62,6 +72,7 @@ final class JdbcBackend implements LockBackend {
             DataSource dataSource,
             AutoCloseable ownedPool,
             LeaseTable table,
+            String clockSource,
             BackendContext context,
             int threads,
             DedicatedSession.Source dedicated,
@@ -70,6 +81,8 @@ final class JdbcBackend implements LockBackend {
         this.ownedPool = ownedPool;
         this.table = table;
         this.timeoutNanos = context.operationTimeout().toNanos();
+        this.clockSource = clockSource;
+        this.events = context.events();
         int id = BACKENDS.incrementAndGet();
         AtomicInteger n = new AtomicInteger();
         this.executor =
@@ -211,6 +224,15 @@ final class JdbcBackend implements LockBackend {
         return released;
     }
 
+    /** Renews lease rows, then reads the database's clock and reports it; returns the owners not held. */
+    private Set<String> renewRows(Connection c, List<RenewRequest> batch) throws SQLException {
+        Set<String> lost = table.renew(c, batch);
+        long sent = System.nanoTime();
+        long micros = table.nowMicros(c);
+        events.storeClock(clockSource, micros, sent, System.nanoTime());
+        return lost;
+    }
+
     @Override
     public CompletionStage<Set<String>> renew(List<RenewRequest> batch) {
         if (advisory != null) {
@@ -221,7 +243,7 @@ final class JdbcBackend implements LockBackend {
             if (!held.isEmpty()) {
                 CompletableFuture<Set<String>> tableLost = rest.isEmpty()
                         ? CompletableFuture.completedFuture(Set.of())
-                        : submit("renew " + rest.size() + " leases", c -> table.renew(c, rest));
+                        : submit("renew " + rest.size() + " leases", c -> renewRows(c, rest));
                 return advisory.renew(held).thenCombine(tableLost, (a, b) -> {
                     Set<String> all = new java.util.HashSet<>(a);
                     all.addAll(b);
@@ -229,8 +251,7 @@ final class JdbcBackend implements LockBackend {
                 });
             }
         }
-        CompletableFuture<Set<String>> renewed =
-                submit("renew " + batch.size() + " leases", c -> table.renew(c, batch));
+        CompletableFuture<Set<String>> renewed = submit("renew " + batch.size() + " leases", c -> renewRows(c, batch));
         if (beacons != null) {
             renewed.thenAccept(lost -> lost.forEach(beacons::ended));
         }

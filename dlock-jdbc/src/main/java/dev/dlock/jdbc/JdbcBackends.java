@@ -245,7 +245,9 @@ public final class JdbcBackends {
             DedicatedSession.Source dedicated) {
         Dialect dialect = knownDialect;
         LeaseTable table;
+        String clockSource;
         try (Connection c = dataSource.getConnection()) {
+            clockSource = clockSource(c.getMetaData().getURL());
             if (dialect == null) {
                 dialect = Dialect.ofProduct(c.getMetaData().getDatabaseProductName());
             }
@@ -267,7 +269,20 @@ public final class JdbcBackends {
                 throw new LockBackendException("cannot open the JDBC lock backend: " + e.getMessage(), e);
             }
         }
-        return new JdbcBackend(dataSource, ownedPool, table, context, options.threads(), dedicated, options.advisory());
+        return new JdbcBackend(
+                dataSource, ownedPool, table, clockSource, context, options.threads(), dedicated, options.advisory());
+    }
+
+    /** The name of the database's clock: its URL without options (which may hold credentials). */
+    private static String clockSource(String url) {
+        if (url == null) {
+            return "the database";
+        }
+        int options = url.indexOf('?');
+        int semicolon = url.indexOf(';');
+        int end = options < 0 ? semicolon : semicolon < 0 ? options : Math.min(options, semicolon);
+        String plain = end < 0 ? url : url.substring(0, end);
+        return plain.replaceFirst("//[^/@]*@", "//"); // user:password@host
     }
 
     private static void createTables(Connection c, LeaseTable table) throws SQLException {

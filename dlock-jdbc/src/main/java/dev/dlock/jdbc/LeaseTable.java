@@ -10,6 +10,7 @@ import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -173,6 +174,20 @@ final class LeaseTable {
             }
         }
         return lost;
+    }
+
+    /**
+     * The database's clock now ({@code {NOW_MICROS}}, the clock of every expiry), in microseconds: the
+     * reading that goes with a renewal, one more statement on its connection.
+     */
+    long nowMicros(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(tables.sql("SELECT {NOW_MICROS}"));
+                ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+                throw new SQLException("SELECT of the database's clock returned no row");
+            }
+            return rs.getLong(1);
+        }
     }
 
     LockInfo describe(Connection c, LockKey key) throws SQLException {

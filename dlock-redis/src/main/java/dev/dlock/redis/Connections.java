@@ -183,6 +183,20 @@ final class Connections {
         return groups.values();
     }
 
+    /**
+     * The {@code host:port} of the master serving {@code key} by the client's current view of the Cluster,
+     * or null outside a Cluster (or when the view has no master for its slot).
+     */
+    String nodeOf(String key) {
+        if (cluster == null) {
+            return null;
+        }
+        RedisClusterNode node = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+        return node == null || node.getUri() == null
+                ? null
+                : node.getUri().getHost() + ":" + node.getUri().getPort();
+    }
+
     /** Groups positions of {@code keys} by hash slot (the fallback when a node group failed). */
     Collection<List<Integer>> groupBySlot(List<String> keys) {
         if (cluster == null) {

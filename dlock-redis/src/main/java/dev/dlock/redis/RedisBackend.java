@@ -3,6 +3,7 @@ package dev.dlock.redis;
 import dev.dlock.LockInfo;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
+import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackend;
 import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
@@ -69,13 +70,18 @@ final class RedisBackend implements LockBackend {
     /** Until when (wall clock, ms) the current hold-back has been logged; one line per hold-back. */
     private final AtomicLong holdBackLoggedUntil = new AtomicLong();
 
-    /** A backend over open connections; {@code replicaAcks} is null when acknowledgements are off. */
+    /**
+     * A backend over open connections; {@code replicaAcks} is null when acknowledgements are off; renewal
+     * answers report the server's clock to {@code events} under the name {@code server} without its
+     * options (outside a Cluster).
+     */
     RedisBackend(
             Connections connections,
             Duration operationTimeout,
             ReplicaAcks replicaAcks,
             HoldBack holdBack,
-            String server) {
+            String server,
+            BackendContext.BackendEvents events) {
         this.connections = connections;
         this.wakes = new WakeChannels(connections.pubSub());
         this.closeTimeout = operationTimeout;
@@ -85,7 +91,11 @@ final class RedisBackend implements LockBackend {
                 replicaAcks != null
                         ? replicaAcks::renew
                         : (script, routing, args) -> script.run(
-                                connections.commands(), connections.library(), ScriptOutputType.MULTI, routing, args));
+                                connections.commands(), connections.library(), ScriptOutputType.MULTI, routing, args),
+                server.indexOf('?') < 0
+                        ? server
+                        : server.substring(0, server.indexOf('?')), // the URI's options are no clock
+                events);
         this.inspection = new Inspection(connections, holdBack);
         this.holdBack = holdBack;
         this.holdBackArgs = holdBack.scriptArgs();

@@ -114,7 +114,7 @@ final class RedisBackendFactory implements LockBackendFactory {
         ReplicaAcks acks = replicaAcks > 0
                 ? new ReplicaAcks(connections.acks(), connections.library(), replicaAcks, ackTimeout)
                 : null;
-        return new RedisBackend(connections, timeout, acks, holdBack, description);
+        return new RedisBackend(connections, timeout, acks, holdBack, description, context.events());
     }
 
     @Override

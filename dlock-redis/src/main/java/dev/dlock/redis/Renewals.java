@@ -1,5 +1,6 @@
 package dev.dlock.redis;
 
+import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
 import java.util.ArrayList;
@@ -18,6 +19,13 @@ import java.util.concurrent.CompletableFuture;
  * without flags); if the slot map changed under it, the group is retried slot by slot with a fresh
  * routing. How one call is sent (plain, or followed by {@code WAIT}) is the {@link Call} given.
  *
+ * <p>Store clock: each call's answer starts with the server's clock ({@code TIME} in the script, in
+ * microseconds), reported to the engine ({@link BackendContext.BackendEvents#storeClock}) with the node
+ * as the source: the backend's server (standalone, Sentinel, a Redlock master) or, in a Cluster, the
+ * {@code host:port} of the master the client's slot map routes the call to. A call redirected to another
+ * node reports that node's clock under the first one's name, which at worst counts a jump that was not
+ * (a lease cut early: the holder's safe side).
+ *
  * <p>Concurrency: immutable; calls only send commands.
  *
  * <p>Failure modes: a failed call fails the batch (the engine retries it until the leases' deadlines);
@@ -35,10 +43,16 @@ final class Renewals {
 
     private final Connections connections;
     private final Call call;
+    /** The source name of the server's clock outside a Cluster. */
+    private final String server;
 
-    Renewals(Connections connections, Call call) {
+    private final BackendContext.BackendEvents events;
+
+    Renewals(Connections connections, Call call, String server, BackendContext.BackendEvents events) {
         this.connections = connections;
         this.call = call;
+        this.server = server;
+        this.events = events;
     }
 
     /** Renews {@code batch}; completes with the owners whose leases are no longer held. */
@@ -114,9 +128,12 @@ final class Renewals {
             args[i++] = Long.toString(request.leaseMillis());
         }
         String[] routing = {prefixes.get(positions.get(0)) + ":x"};
-        return call.run(script, routing, args).thenApply(lostPositions -> {
+        String node = connections.nodeOf(routing[0]);
+        long sent = System.nanoTime();
+        return call.run(script, routing, args).thenApply(reply -> {
+            events.storeClock(node != null ? node : server, (Long) reply.get(0), sent, System.nanoTime());
             Set<String> lost = new HashSet<>();
-            for (Object position : lostPositions) {
+            for (Object position : reply.subList(1, reply.size())) {
                 lost.add(batch.get(positions.get(((Long) position).intValue() - 1))
                         .owner());
             }

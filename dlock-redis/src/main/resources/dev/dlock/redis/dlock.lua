@@ -202,10 +202,11 @@ local function cancel()
 end
 
 -- ARGV: op, then (resource key prefix, owner, leaseMillis) per lease; KEYS[1] only routes the call in a
--- Cluster (every resource of one call lives on the node of KEYS[1]). Returns the 1-based positions of
--- the leases no longer held.
+-- Cluster (every resource of one call lives on the node of KEYS[1]). Returns the server's clock in
+-- microseconds (the client checks it for forward jumps), then the 1-based positions of the leases no
+-- longer held.
 local function renew()
-  local lost = {}
+  local lost = {nowMicros}
   local position = 0
   for i = 2, #ARGV, 3 do
     position = position + 1

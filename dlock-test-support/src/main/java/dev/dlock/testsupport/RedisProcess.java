@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.function.IntSupplier;
 import java.util.stream.Stream;
 
@@ -50,6 +51,9 @@ public final class RedisProcess implements AutoCloseable {
     private final boolean ownDir;
     private final boolean sentinel;
     private final List<String> args;
+    /** More environment variables of the process (a stepped clock's), empty for none. */
+    private Map<String, String> environment = Map.of();
+
     private int port;
     private Process process;
 
@@ -83,6 +87,11 @@ public final class RedisProcess implements AutoCloseable {
      * @throws IllegalStateException when {@code redis-server} is not installed or does not come up
      */
     public static RedisProcess startOn(String host, Path parent, String... options) {
+        return started(host, parent, "redis-", dataArgs(host, options), false, () -> FreePorts.nextPair(10_000));
+    }
+
+    /** A data server's arguments: no persistence, its log in its directory, then {@code options}. */
+    private static List<String> dataArgs(String host, String... options) {
         List<String> args = new ArrayList<>(List.of(
                 "--bind",
                 host,
@@ -95,7 +104,27 @@ public final class RedisProcess implements AutoCloseable {
                 "--logfile",
                 "redis.log"));
         args.addAll(List.of(options));
-        return started(host, parent, "redis-", args, false, () -> FreePorts.nextPair(10_000));
+        return args;
+    }
+
+    /**
+     * Starts a data server on 127.0.0.1 in a temporary directory whose wall clock {@code clock} steps, and
+     * waits until it answers. A restart keeps the clock.
+     *
+     * @param clock the clock the server reads its time from
+     * @param options more {@code redis-server} options
+     * @return the running server
+     * @throws IllegalStateException when {@code redis-server} is not installed or does not come up
+     */
+    public static RedisProcess start(SteppedClock clock, String... options) {
+        return started(
+                "127.0.0.1",
+                null,
+                "redis-",
+                dataArgs("127.0.0.1", options),
+                false,
+                () -> FreePorts.nextPair(10_000),
+                clock.environment());
     }
 
     /**
@@ -127,9 +156,21 @@ public final class RedisProcess implements AutoCloseable {
     /** Starts on a port from {@code ports}, on another one when the port was taken before the server bound it. */
     static RedisProcess started(
             String host, Path parent, String kind, List<String> args, boolean sentinel, IntSupplier ports) {
+        return started(host, parent, kind, args, sentinel, ports, Map.of());
+    }
+
+    private static RedisProcess started(
+            String host,
+            Path parent,
+            String kind,
+            List<String> args,
+            boolean sentinel,
+            IntSupplier ports,
+            Map<String, String> environment) {
         for (int tried = 1; ; tried++) {
             int port = ports.getAsInt();
             RedisProcess redis = created(host, parent, kind + port, sentinel, args);
+            redis.environment = environment;
             redis.port = port;
             try {
                 redis.writeConfig();
@@ -178,10 +219,12 @@ public final class RedisProcess implements AutoCloseable {
             command.addAll(args);
         }
         try {
-            process = ChildProcesses.start(new ProcessBuilder(command)
+            ProcessBuilder builder = new ProcessBuilder(command)
                     .directory(dir.toFile())
                     .redirectErrorStream(true)
-                    .redirectOutput(dir.resolve("stdout.log").toFile()));
+                    .redirectOutput(dir.resolve("stdout.log").toFile());
+            builder.environment().putAll(environment);
+            process = ChildProcesses.start(builder);
         } catch (IOException e) {
             throw new IllegalStateException(
                     "cannot run redis-server: install it (apt-get install redis-server redis-tools, as scripts/test.sh does)",

@@ -190,6 +190,17 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         return downgraded;
     }
 
+    /**
+     * The store confirmed the lease with a request sent at {@code sentNanos} (a renewal, or a confirmation
+     * before a pass): the new deadline, cut by any store clock jump counted since that request was sent.
+     *
+     * @param sentNanos when that request was sent
+     */
+    public void confirmed(long sentNanos) {
+        renewed(sentNanos);
+        parts.watchdog().owedCut(this, sentNanos);
+    }
+
     /** {@return the right to send a renewal of this lease (one at the store at a time)} */
     public RenewalClaim renewal() {
         return renewal;

@@ -1,6 +1,8 @@
 package dev.dlock.internal.lease;
 
 import dev.dlock.spi.DriftMargin;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -16,11 +18,23 @@ import java.util.concurrent.TimeUnit;
  * on the acquire path (as the engine's wait does). It holds numbers only: whether the lease is held is
  * {@link LeaseImpl}'s.
  *
- * <p>Concurrency: the fields are volatile and written only by the renewal path ({@link Watchdog}, and a
+ * <p>Concurrency: the fields are volatile and written by the renewal path ({@link Watchdog}, and a
  * confirmation before a pass between local callers), which sends one renewal of a lease at a time ({@link
- * RenewalClaim}); anyone reads them.
+ * RenewalClaim}); anyone reads them. The one other writer is a store clock jump ({@link StoreClocks}), which
+ * cuts the deadline by compare-and-set from a store thread; a confirmation that overwrites a cut deadline is
+ * cut again by the watchdog ({@link StoreClocks#owedSince}).
  */
 abstract class LeaseTiming {
+    private static final VarHandle DEADLINE;
+
+    static {
+        try {
+            DEADLINE = MethodHandles.lookup().findVarHandle(LeaseTiming.class, "deadlineNanos", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private volatile long leaseMillis;
     private volatile long deadlineNanos;
     /**
@@ -87,6 +101,14 @@ abstract class LeaseTiming {
         }
     }
 
+    /** The store's clock jumped forward by {@code nanos}: the hold there ends that much earlier. */
+    void cutDeadline(long nanos) {
+        long deadline;
+        do {
+            deadline = deadlineNanos;
+        } while (!DEADLINE.compareAndSet(this, deadline, deadline - nanos));
+    }
+
     /** The store confirmed a new lease time with a request sent at {@code sentNanos}. */
     void renewed(long sentNanos, long newLeaseMillis) {
         leaseMillis = newLeaseMillis;
@@ -98,7 +120,7 @@ abstract class LeaseTiming {
      *
      * @param sentNanos when that request was sent
      */
-    public void renewed(long sentNanos) {
+    void renewed(long sentNanos) {
         deadlineNanos = newDeadline(sentNanos, leaseMillis);
         confirmedNanos = sentNanos;
         nextRenewNanos = sentNanos + leaseNanos() / 3;

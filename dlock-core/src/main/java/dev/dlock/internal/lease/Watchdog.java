@@ -37,16 +37,28 @@ import java.util.concurrent.locks.ReentrantLock;
  * not moved on by then, every lease is lost. A lease lost by its own deadline (renewal switched off, or
  * renewals failing) is released at the store, which would otherwise keep it for the session's life.
  *
+ * <p>Store clocks: a store that counts holds on its wall clock (Redis, SQL) reports the clock readings
+ * that come with its answers; when one shows the clock jumped forward ({@link StoreClocks}), every hold of
+ * this client at that store may end that much early, so every lease's deadline is cut by the jump, and a
+ * lease whose cut deadline passed is lost at once. All leases, not only those on the node that jumped: the
+ * SPI does not say which lease lives where, a false loss is the holder's safe side, and steps are rare
+ * (standalone, Sentinel and SQL have one source, so there it is exact). A confirmation sent before a jump
+ * was counted and answered after is cut as well ({@link #owedCut}). Logged as a warning once per jump; the
+ * listener hears of the leases lost, with the jump in the reason.
+ *
  * <p>Concurrency: the lease set is concurrent; the next tick is (re)scheduled under a lock that is never
- * held across a store call. Backend events arrive on store threads and only mark leases lost.
+ * held across a store call. Backend events arrive on store threads and only cut deadlines and mark leases
+ * lost.
  */
 public final class Watchdog implements BackendContext.BackendEvents {
     private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final System.Logger LOG = System.getLogger(Watchdog.class.getName());
 
     private final Store store;
     private final ListenerEvents events;
     private final Set<LeaseImpl> leases = ConcurrentHashMap.newKeySet();
     private final LaterReleases laterReleases;
+    private final StoreClocks clocks = new StoreClocks();
     private final ReentrantLock lock = new ReentrantLock();
     private ScheduledFuture<?> next;
     private long nextAtNanos = Long.MAX_VALUE;
@@ -77,7 +89,12 @@ public final class Watchdog implements BackendContext.BackendEvents {
      */
     public void add(LeaseImpl lease) {
         leases.add(lease);
-        rescheduleFor(lease);
+        if (lease.pass() == 0) { // a pass keeps its giver's deadline, which was cut already
+            owedCut(lease, lease.confirmedNanos());
+        }
+        if (lease.isHeld()) {
+            rescheduleFor(lease);
+        }
     }
 
     /**
@@ -114,6 +131,55 @@ public final class Watchdog implements BackendContext.BackendEvents {
     @Override
     public void leasesAreSession(SessionLeases session) {
         this.session = session;
+    }
+
+    @Override
+    public void storeClock(String source, long storeMicros, long sentNanos, long answeredNanos) {
+        long jump = clocks.reading(source, storeMicros, sentNanos, answeredNanos);
+        if (jump <= 0) {
+            return;
+        }
+        String reason =
+                "the store's clock (" + source + ") jumped forward by " + TimeUnit.NANOSECONDS.toMillis(jump) + " ms";
+        clocks.record(answeredNanos, jump, reason); // first, so that a confirmation answered meanwhile sees it
+        int cut = 0;
+        int lost = 0;
+        for (LeaseImpl lease : leases) {
+            cut++;
+            if (cut(lease, jump, reason)) {
+                lost++;
+            }
+        }
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "dlock: " + reason + ": the local deadline of each of this client's " + cut
+                        + " leases moved that much earlier; leases lost as their deadline passed: " + lost);
+    }
+
+    /**
+     * Cuts a deadline that a confirmation sent at {@code sentNanos} set, by the store clock jumps counted
+     * after it was sent: the store may have served it before the jump.
+     *
+     * @param lease the lease just confirmed
+     * @param sentNanos when the confirming request was sent
+     */
+    void owedCut(LeaseImpl lease, long sentNanos) {
+        long owed = clocks.owedSince(sentNanos);
+        if (owed > 0) {
+            cut(lease, owed, clocks.lastReason() + " while a renewal or grant of it was on its way");
+        }
+    }
+
+    /** Moves the lease's deadline {@code nanos} earlier; true if that made it lost. */
+    private boolean cut(LeaseImpl lease, long nanos, String reason) {
+        lease.cutDeadline(nanos);
+        if (lease.beforeDeadline()) {
+            if (lease.isHeld()) {
+                rescheduleFor(lease);
+            }
+            return false;
+        }
+        return lease.markLost(reason + ", past the lease's local deadline");
     }
 
     void rescheduleFor(LeaseImpl lease) {
@@ -237,7 +303,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
                     lost++;
                     lease.markLost("the store no longer held it at renewal");
                 } else {
-                    lease.renewed(sentNanos);
+                    lease.confirmed(sentNanos);
                 }
                 lease.renewal().end();
                 if (lease.isHeld()) {
@@ -300,6 +366,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
         boolean inTime = lease.isHeld() && System.nanoTime() - deadline < 0;
         if (inTime) {
             lease.renewed(sent, millis);
+            owedCut(lease, sent);
         }
         claim.end();
         if (!inTime || lease.isLost()) { // lost: the deadline check of a tick ran meanwhile

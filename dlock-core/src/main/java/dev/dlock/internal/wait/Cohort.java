@@ -136,7 +136,7 @@ final class Cohort implements HoldRoute {
                 return CompletableFuture.completedFuture(false);
             }
             if (error == null) {
-                lease.renewed(sentNanos);
+                lease.confirmed(sentNanos);
                 Acquisition first = store.isClosed() ? null : firstTaker(lease);
                 if (first != null && fresh(lease, first, false)) {
                     return passOrRelease(lease, true);
