@@ -9,7 +9,8 @@
 #   etcd-server                 (dlock-etcd tests start their own etcd processes on free ports)
 #   faketime + iproute2         (scripts/chaos.sh: clock jumps, network namespaces for partitions)
 #   chromium + chromium-driver  (dlock-cli's console test drives headless Chromium with Selenium)
-#   spin + gcc                  (scripts/spin.sh: the Promela models of the store recipes)
+#   spin + gcc                  (scripts/spin.sh: the Promela models; gcc also builds SteppedClock, the
+#                               clock-stepping preload of the Redis clock tests)
 # ZooKeeper and H2 need no install: the tests run them in-process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
