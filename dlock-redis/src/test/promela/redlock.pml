@@ -51,10 +51,11 @@
  *   -DBUG_NO_HOLDBACK     a restarted master votes again at once (unsafeGrantAfterRestart)
  *   -DBUG_NO_GIVEBACK     a failed round gives nothing back (release-everywhere skipped)
  *   -DBUG_OVERTAKE        a follow-up goes at once, not after its master answered or timed out the acquire
- * Not found within the default bounds (open): BUG_FULL_VALIDITY (the lease counted from the quorum's
+ * Not found within the default bounds: BUG_FULL_VALIDITY (the lease counted from the quorum's
  * arrival, the time spent not subtracted) needs two delayed answers and a pause of a lease, and
  * BUG_NO_WRITEBACK (the token not written back) a counter that ran ahead of the clocks; both runs did
- * not complete (over 11 million states).
+ * not complete (over 11 million states). The focused models redlock-validity.pml (answers delayed apart
+ * from their grants, renewals) and redlock-tokens.pml (a master's clock ahead) find each in seconds.
  */
 
 #define NC 2        /* clients */
