@@ -65,7 +65,9 @@ public interface Lease extends AutoCloseable {
 
     /**
      * Time left before the local deadline, which is computed conservatively from the time the last
-     * grant or renewal was sent, minus a drift margin.
+     * grant or renewal was sent, minus a drift margin. On a store whose holds live with a client session
+     * (ZooKeeper, etcd), no more than the time the session is certainly kept: {@link #isValid()} turns false
+     * when either runs out.
      *
      * @return the time left, zero when lost or closed
      */

@@ -260,7 +260,12 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     @Override
     public Duration remaining() {
-        return state.get() == HELD ? timeLeft() : Duration.ZERO;
+        if (state.get() != HELD) {
+            return Duration.ZERO;
+        }
+        long now = System.nanoTime();
+        long left = Math.min(deadlineNanos() - now, parts.watchdog().sessionLeftNanos(now));
+        return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     }
 
     @Override

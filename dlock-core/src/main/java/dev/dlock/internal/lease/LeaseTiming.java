@@ -3,7 +3,6 @@ package dev.dlock.internal.lease;
 import dev.dlock.spi.DriftMargin;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -81,12 +80,6 @@ abstract class LeaseTiming {
     /** {@return when the request that last confirmed this hold at the store was sent} */
     public long confirmedNanos() {
         return confirmedNanos;
-    }
-
-    /** {@return the time left until the local deadline, zero once it passed} */
-    final Duration timeLeft() {
-        long left = deadlineNanos - System.nanoTime();
-        return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     }
 
     /** Whether the local deadline has not passed yet. */

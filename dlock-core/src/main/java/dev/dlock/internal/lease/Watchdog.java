@@ -182,6 +182,19 @@ public final class Watchdog implements BackendContext.BackendEvents {
         return lease.markLost(reason + ", past the lease's local deadline");
     }
 
+    /**
+     * How long the backend's session is certainly kept from {@code now}: a lease of a session store is
+     * valid no longer than that, whatever its own deadline.
+     *
+     * @param now {@code System.nanoTime()}
+     * @return nanoseconds, not positive once the session is not live; {@code Long.MAX_VALUE} for a store
+     *     without a session
+     */
+    long sessionLeftNanos(long now) {
+        SessionLeases s = session;
+        return s == null ? Long.MAX_VALUE : s.liveUntilNanos() - now;
+    }
+
     void rescheduleFor(LeaseImpl lease) {
         scheduleBy(nextCheck(lease));
     }
