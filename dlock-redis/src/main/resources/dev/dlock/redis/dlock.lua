@@ -216,6 +216,9 @@ local function renew()
     if expiry and tonumber(expiry) > now then
       redis.call('ZADD', expiries, 'XX', now + lease, owner)
       settle(expiries, holders)
+      if now + lease < tonumber(expiry) then
+        wake(ARGV[i] .. ':w', '') -- a cut lease: waiters that asked before would wait for the old expiry
+      end
     else
       lost[#lost + 1] = position
     end

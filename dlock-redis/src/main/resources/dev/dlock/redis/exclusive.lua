@@ -140,6 +140,11 @@ local function renew()
     position = position + 1
     local hold = ARGV[i] .. ':h'
     if ownHold(hold, ARGV[i + 1]) then
+      -- A shorter time than is left (an extend that cuts the lease): waiters that asked before would
+      -- wait for the old expiry, so they are woken as by a release, if someone may wait.
+      if redis.call('PTTL', hold) > tonumber(ARGV[i + 2]) and redis.call('EXISTS', ARGV[i] .. ':m') == 1 then
+        redis.call('PUBLISH', ARGV[i] .. ':w', '')
+      end
       redis.call('PEXPIRE', hold, ARGV[i + 2])
     else
       lost[#lost + 1] = position
