@@ -248,9 +248,14 @@ final class AdvisoryLocks {
                             lost.add(r.owner());
                             continue;
                         }
-                        // Later than before: the sweep already planned finds it not due and plans again.
                         long expires = now + TimeUnit.MILLISECONDS.toNanos(r.leaseMillis());
                         holds.put(id, new Hold(hold.owner(), hold.key(), expires));
+                        if (expires - earliestExpiryNanos < 0) {
+                            // Cut short (an extend to less than was left): released at the new end. A
+                            // later end needs nothing: the planned sweep finds it not due and plans again.
+                            earliestExpiryNanos = expires;
+                            sweepAt(expires);
+                        }
                     }
                     return lost;
                 },

@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -150,18 +151,22 @@ final class LeaseTable {
     /**
      * Extends every live lease of the batch; returns the owners that are not held any more. Owners are
      * grouped by lease time (normally one) and table, in chunks of {@link #RENEW_CHUNK}; each chunk is
-     * one call of {@link PortableSql#renewChunk}.
+     * one call of {@link PortableSql#renewChunk}. A hold the renewal cut short (an {@code extend} to less
+     * than was left) wakes its resource's waiters where the database can push wake-ups: they were told to
+     * wait for the old end.
      */
     Set<String> renew(Connection c, List<RenewRequest> batch) throws SQLException {
         Map<Long, List<String>> inline = new LinkedHashMap<>();
         Map<Long, List<String>> rows = new LinkedHashMap<>();
-        Set<String> lost = new HashSet<>();
+        Map<String, LockKey> keys = new HashMap<>();
         for (RenewRequest r : batch) {
             (r.key().mode() == Mode.EXCLUSIVE ? inline : rows)
                     .computeIfAbsent(r.leaseMillis(), k -> new ArrayList<>())
                     .add(r.owner());
-            lost.add(r.owner());
+            keys.put(r.owner(), r.key());
         }
+        Set<String> lost = new HashSet<>(keys.keySet());
+        Set<LockKey> cutShort = new HashSet<>();
         Set<Long> leases = new HashSet<>(inline.keySet());
         leases.addAll(rows.keySet());
         for (long lease : leases) {
@@ -170,8 +175,13 @@ final class LeaseTable {
             for (int i = 0; i < Math.max(a.size(), b.size()); i += RENEW_CHUNK) {
                 List<String> ca = a.subList(Math.min(i, a.size()), Math.min(i + RENEW_CHUNK, a.size()));
                 List<String> cb = b.subList(Math.min(i, b.size()), Math.min(i + RENEW_CHUNK, b.size()));
-                lost.removeAll(sql.renewChunk(c, lease, ca, cb));
+                PortableSql.Renewed renewed = sql.renewChunk(c, lease, ca, cb);
+                lost.removeAll(renewed.owners());
+                renewed.cutShort().forEach(owner -> cutShort.add(keys.get(owner)));
             }
+        }
+        for (LockKey key : cutShort) {
+            sql.wakeAll(c, key);
         }
         return lost;
     }

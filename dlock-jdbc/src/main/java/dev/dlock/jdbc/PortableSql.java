@@ -37,7 +37,7 @@ class PortableSql {
     private static final String INSERT_ROW =
             "INSERT INTO {L} (ns, kind, name_key, name, token, owner, expires_at) VALUES (?, ?, ?, ?, 0, NULL, 0)";
     /** Extends inline (exclusive) holds of the listed owners. */
-    static final String RENEW_INLINE =
+    private static final String RENEW_INLINE =
             "UPDATE {L} SET expires_at = {NOW} + ? WHERE owner IN (%s) AND expires_at > {NOW}";
 
     private static final String RENEW_ROWS =
@@ -132,19 +132,26 @@ class PortableSql {
         }
     }
 
-    /** Wakes every waiter of a resource after a forced release. Portable: nothing to send. */
+    /** Wakes every waiter of a resource (after a forced release, a hold cut short). Portable: nothing to send. */
     void wakeAll(Connection c, LockKey key) throws SQLException {}
 
     /**
-     * Renews two chunks of owners with one lease time, inline (exclusive) holds and entry rows; returns
-     * the owners renewed. Portable: per table an UPDATE, and only when it matched fewer rows than owners,
-     * a SELECT of the live ones.
+     * What one renewal statement did: the owners whose holds it extended, and among them those whose hold
+     * now ends earlier than before (a lease cut short by {@code extend}), whose waiters {@link LeaseTable}
+     * wakes, as a release would.
      */
-    Set<String> renewChunk(Connection c, long lease, List<String> inline, List<String> rows) throws SQLException {
+    record Renewed(Set<String> owners, Set<String> cutShort) {}
+
+    /**
+     * Renews two chunks of owners with one lease time, inline (exclusive) holds and entry rows. Portable:
+     * per table an UPDATE, and only when it matched fewer rows than owners, a SELECT of the live ones; no
+     * hold is reported cut short (waiters poll at their retry hints, a cut hold's waiters too).
+     */
+    Renewed renewChunk(Connection c, long lease, List<String> inline, List<String> rows) throws SQLException {
         Set<String> renewed = new HashSet<>();
         renewed.addAll(renewOneTable(c, lease, inline, RENEW_INLINE, LIVE_INLINE));
         renewed.addAll(renewOneTable(c, lease, rows, RENEW_ROWS, LIVE_ROWS));
-        return renewed;
+        return new Renewed(renewed, Set.of());
     }
 
     private Collection<String> renewOneTable(Connection c, long lease, List<String> owners, String update, String live)

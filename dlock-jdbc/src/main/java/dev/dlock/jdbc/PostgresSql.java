@@ -55,8 +55,15 @@ final class PostgresSql extends PortableSql {
     private static final String NOTIFY_HEAD = " SELECT pg_notify(?, COALESCE((SELECT q.owner FROM {E} q"
             + " WHERE q.ns = ? AND q.kind = ? AND q.name_key = ? AND q.held = 0 AND q.expires_at > {NOW}"
             + " AND q.owner <> ? ORDER BY q.id LIMIT 1), '')) FROM changed";
-    private static final String RENEW_ROWS = "UPDATE {E} SET expires_at = {NOW} + ? WHERE id IN"
-            + " (SELECT id FROM {E} WHERE owner IN (%s) AND held = 1 ORDER BY id FOR UPDATE) AND expires_at > {NOW}";
+    // Renewals return each renewed owner and whether its hold now ends earlier than before: a subquery sees
+    // the row as it was before its own statement changed it.
+    private static final String RENEW_INLINE = "UPDATE {L} u SET expires_at = {NOW} + ?"
+            + " WHERE u.owner IN (%s) AND u.expires_at > {NOW}"
+            + " RETURNING u.owner, u.expires_at < (SELECT o.expires_at FROM {L} o"
+            + " WHERE o.ns = u.ns AND o.kind = u.kind AND o.name_key = u.name_key)";
+    private static final String RENEW_ROWS = "UPDATE {E} u SET expires_at = {NOW} + ? WHERE u.id IN"
+            + " (SELECT id FROM {E} WHERE owner IN (%s) AND held = 1 ORDER BY id FOR UPDATE) AND u.expires_at > {NOW}"
+            + " RETURNING u.owner, u.expires_at < (SELECT o.expires_at FROM {E} o WHERE o.id = u.id)";
 
     PostgresSql(Tables tables) {
         super(tables);
@@ -137,21 +144,22 @@ final class PostgresSql extends PortableSql {
         }
     }
 
-    /** Both tables in one statement returning the renewed owners. */
+    /** Both tables in one statement returning the renewed owners, each marked if its hold was cut short. */
     @Override
-    Set<String> renewChunk(Connection c, long lease, List<String> inline, List<String> rows) throws SQLException {
+    Renewed renewChunk(Connection c, long lease, List<String> inline, List<String> rows) throws SQLException {
         List<String> parts = new ArrayList<>();
         List<String> selects = new ArrayList<>();
         if (!inline.isEmpty()) {
-            parts.add("a AS (" + RENEW_INLINE.formatted(placeholders(inline.size())) + " RETURNING owner)");
-            selects.add("SELECT owner FROM a");
+            parts.add("a AS (" + RENEW_INLINE.formatted(placeholders(inline.size())) + ")");
+            selects.add("SELECT * FROM a");
         }
         if (!rows.isEmpty()) {
-            parts.add("b AS (" + RENEW_ROWS.formatted(placeholders(rows.size())) + " RETURNING owner)");
-            selects.add("SELECT owner FROM b");
+            parts.add("b AS (" + RENEW_ROWS.formatted(placeholders(rows.size())) + ")");
+            selects.add("SELECT * FROM b");
         }
         String text = "WITH " + String.join(", ", parts) + " " + String.join(" UNION ALL ", selects);
         Set<String> renewed = new HashSet<>();
+        Set<String> cutShort = new HashSet<>();
         try (PreparedStatement ps = prepare(c, text)) {
             int i = 1;
             for (List<String> owners : List.of(inline, rows)) {
@@ -165,10 +173,13 @@ final class PostgresSql extends PortableSql {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     renewed.add(rs.getString(1));
+                    if (rs.getBoolean(2)) {
+                        cutShort.add(rs.getString(1));
+                    }
                 }
             }
         }
-        return renewed;
+        return new Renewed(renewed, cutShort);
     }
 
     /** {@code SET LOCAL} both limits in one statement; they end with the transaction. */

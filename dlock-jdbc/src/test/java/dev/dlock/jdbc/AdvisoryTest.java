@@ -123,4 +123,26 @@ abstract class AdvisoryTest {
         assertThat(client().lock("session").tryAcquire()).isEmpty();
         lease.close();
     }
+
+    /**
+     * A hold cut short ({@code extend} to less than is left) lets a waiter that asked before in soon after
+     * the new end: the lapsed hold's advisory lock is released by its client, with the waiters' wake-up
+     * where the database sends one. The contract suite has the same case for the lease table.
+     */
+    @Test
+    void aWaiterWhoAskedBeforeAHoldWasCutShortIsGrantedSoonAfterTheNewEnd() throws Exception {
+        Lease held = client().lock("cut").withRenewal(false).acquire(Duration.ofSeconds(5));
+        CompletableFuture<Lease> waiter = client().lock("cut").acquireAsync(Duration.ofSeconds(20));
+        Thread.sleep(500);
+        assertThat(waiter).as("the waiter waits while the 30 s hold is held").isNotDone();
+        held.extend(Duration.ofSeconds(1));
+        long cut = System.nanoTime();
+        Lease next = waiter.get(20, TimeUnit.SECONDS);
+        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cut);
+        assertThat(waited)
+                .as("granted %d ms after the hold was cut to 1 s", waited)
+                .isLessThan(6_000);
+        assertThat(held.isValid()).as("the first holder's lease ran out first").isFalse();
+        next.close();
+    }
 }

@@ -3,6 +3,7 @@ package dev.dlock.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LeaseLostException;
 import dev.dlock.LockBackendException;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -133,6 +135,48 @@ abstract class LeaseCases extends ContractSection {
                 .isInstanceOf(LeaseLostException.class);
         wire(a).delayAnswers(Duration.ZERO);
         other.close();
+    }
+
+    /**
+     * A holder that cuts its unrenewed lease short ({@link Lease#extend} to less than is left, as the ShedLock
+     * provider's unlock does for {@code lockAtLeastFor}) lets in a waiter that asked before, soon after the
+     * new expiry: the store wakes waiters when a renewal shortens a hold, as a release does. Without it the
+     * waiter waits for the old expiry its busy answer named (30 s here, past its wait).
+     */
+    @Test
+    void aWaiterWhoAskedBeforeAHoldWasCutShortIsGrantedSoonAfterTheNewExpiry() throws Exception {
+        waiterIsGrantedSoonAfterTheHoldIsCut(c -> c.lock("cut-short"));
+    }
+
+    /**
+     * The same as {@link #aWaiterWhoAskedBeforeAHoldWasCutShortIsGrantedSoonAfterTheNewExpiry} for a fair
+     * lock (a store without fair locks refuses them).
+     */
+    @Test
+    void aFairWaiterWhoAskedBeforeAHoldWasCutShortIsGrantedSoonAfterTheNewExpiry() throws Exception {
+        if (!fairLocksRefused()) {
+            waiterIsGrantedSoonAfterTheHoldIsCut(c -> c.fairLock("cut-short-fair"));
+        }
+    }
+
+    private void waiterIsGrantedSoonAfterTheHoldIsCut(Function<LockClient, DistributedLock> lockOf) throws Exception {
+        Lease held = lockOf.apply(client(b -> b.leaseTime(Duration.ofSeconds(30))))
+                .withRenewal(false)
+                .acquire(LONG_WAIT);
+        CompletableFuture<Lease> waiter = lockOf.apply(client()).acquireAsync(LONG_WAIT);
+        sleep(Duration.ofMillis(500)); // its attempts were answered busy, with the 30 s hold's time to wait
+        assertThat(waiter).as("the waiter waits while the 30 s hold is held").isNotDone();
+
+        held.extend(Duration.ofSeconds(1));
+        long cut = System.nanoTime();
+        Lease next = waiter.get(LONG_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        long waited = millisSince(cut);
+        assertThat(waited)
+                .as("granted %d ms after the hold was cut to 1 s", waited)
+                .isLessThan(6_000);
+        assertThat(held.isValid()).as("the first holder's lease ran out first").isFalse();
+        assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+        next.close();
     }
 
     @Test
