@@ -1,6 +1,7 @@
 package dev.dlock.chaos;
 
 import dev.dlock.testsupport.RedisProcess;
+import dev.dlock.testsupport.SteppedClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,9 +20,15 @@ import java.util.Set;
  * comes back as a master until the Sentinels demote it (a real split-brain window); a killed Cluster node
  * takes the Cluster down ({@code cluster-require-full-coverage}) until it is back.
  *
- * <p>No clock fault: libfaketime cannot be preloaded into Debian's {@code redis-server}, whose jemalloc
- * calls {@code clock_gettime} while libfaketime initialises ("Cannot recover from unexpected recursive
- * calls to clock_gettime()"), so the server does not start.
+ * <p>Clock fault ({@code clock-store}) on the persistent standalone server and the Redlock masters (where
+ * a restart keeps the token counter; without persistence tokens are documented to regress when the clock
+ * steps back after a restart, so {@code redis} has none): each runs on a {@link
+ * SteppedClock} (a preload that offsets the wall clock only, as an NTP step does; libfaketime cannot be
+ * preloaded into Debian's {@code redis-server}, whose jemalloc reads the clock while libfaketime
+ * initialises), stepped 2 to 7 s forward or back and back again when the fault heals. Redis expires keys
+ * by that clock: a forward step ends holds early (the clients see the step in their renewals' {@code
+ * TIME} and declare their leases lost, docs/safety.md). Without a C compiler to build the preload there is
+ * no clock fault. Sentinel and Cluster have none yet.
  */
 final class RedisStores {
     private RedisStores() {}
@@ -30,7 +37,24 @@ final class RedisStores {
         String[] persistence = fsyncAlways
                 ? new String[] {"--appendonly", "yes", "--appendfsync", "always"}
                 : new String[] {"--appendonly", "no"};
-        return new Standalone(RedisProcess.startOn(host, dir, persistence));
+        // No clock fault without persistence: there a restart loses the token counter and the next token is
+        // the server clock, so a clock stepped back after a restart makes tokens regress (the documented
+        // limit, docs/dlock-redis.md "Fencing tokens"; seen as 12 regressions with seed 31).
+        SteppedClock clock = fsyncAlways ? steppedClock() : null;
+        RedisProcess server = clock == null
+                ? RedisProcess.startOn(host, dir, persistence)
+                : RedisProcess.startOn(clock, host, dir, persistence);
+        return new Standalone(server, clock);
+    }
+
+    /** A clock for one server, or null when the preload cannot be built (no C compiler). */
+    private static SteppedClock steppedClock() {
+        try {
+            return new SteppedClock();
+        } catch (IllegalStateException noCompiler) {
+            System.err.println("[chaos] no clock-store fault on Redis: " + noCompiler.getMessage());
+            return null;
+        }
     }
 
     static Store sentinel(String host, Path dir) {
@@ -43,11 +67,18 @@ final class RedisStores {
 
     static Store redlock(String host, Path dir) {
         List<RedisProcess> masters = new ArrayList<>();
+        List<SteppedClock> clocks = new ArrayList<>();
         try {
             for (int i = 0; i < 3; i++) {
-                masters.add(RedisProcess.startOn(host, dir, "--appendonly", "yes", "--appendfsync", "always"));
+                SteppedClock clock = steppedClock();
+                String[] persistence = {"--appendonly", "yes", "--appendfsync", "always"};
+                masters.add(
+                        clock == null
+                                ? RedisProcess.startOn(host, dir, persistence)
+                                : RedisProcess.startOn(clock, host, dir, persistence));
+                clocks.add(clock);
             }
-            return new Redlock(masters);
+            return new Redlock(masters, clocks.contains(null) ? List.of() : clocks);
         } catch (RuntimeException e) {
             masters.forEach(RedisProcess::close);
             throw e;
@@ -85,12 +116,21 @@ final class RedisStores {
         return new Store.Injection(node.address(), restart);
     }
 
+    /** Steps the server's wall clock 2 to 7 s forward or back (even odds); the heal steps it back. */
+    static Store.Injection stepClock(RedisProcess node, SteppedClock clock, Random random) {
+        Duration step = Duration.ofSeconds((random.nextBoolean() ? 1 : -1) * (2 + random.nextInt(6)));
+        clock.step(step);
+        return new Store.Injection(
+                node.address() + " clock " + step.toSeconds() + "s", () -> clock.step(step.negated()));
+    }
+
     static Store.Injection pause(RedisProcess node) {
         node.freeze();
         return new Store.Injection(node.address(), node::thaw);
     }
 
-    private record Standalone(RedisProcess server) implements Store {
+    /** One server; {@code clock} steps its wall clock, null when there is no clock fault. */
+    private record Standalone(RedisProcess server, SteppedClock clock) implements Store {
         @Override
         public String clientUri() {
             return "redis://" + server.address();
@@ -101,14 +141,19 @@ final class RedisStores {
             return clientUri() + "?maxLease=" + leaseMillis + "ms";
         }
 
+        /** With clock steps: a hold granted during a forward step of up to 7 s outlives the heal by as much. */
         @Override
         public long marginMillis() {
-            return 5_000;
+            return clock == null ? 5_000 : 10_000;
         }
 
         @Override
         public Set<Fault> faults() {
-            return EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE);
+            Set<Fault> set = EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE);
+            if (clock != null) {
+                set.add(Fault.CLOCK_STORE);
+            }
+            return set;
         }
 
         @Override
@@ -116,6 +161,7 @@ final class RedisStores {
             return switch (fault) {
                 case KILL_STORE -> killAndRestart(server, random, () -> {});
                 case PAUSE_STORE -> pause(server);
+                case CLOCK_STORE -> stepClock(server, clock, random);
                 default -> throw new IllegalArgumentException(fault.id());
             };
         }
@@ -252,7 +298,8 @@ final class RedisStores {
     }
 
     /** Redlock over three independent masters with {@code appendfsync always}; one is hit at a time. */
-    private record Redlock(List<RedisProcess> masters) implements Store {
+    /** Three masters; {@code clocks} step their wall clocks (one each), empty when there is no clock fault. */
+    private record Redlock(List<RedisProcess> masters, List<SteppedClock> clocks) implements Store {
         /** Redlock offers no semaphore (a majority per permit is not safe; see dlock-redlock.md). */
         @Override
         public List<String> locks() {
@@ -275,20 +322,26 @@ final class RedisStores {
 
         @Override
         public long marginMillis() {
-            return 8_000;
+            return clocks.isEmpty() ? 8_000 : 10_000;
         }
 
         @Override
         public Set<Fault> faults() {
-            return EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE);
+            Set<Fault> set = EnumSet.of(Fault.KILL_STORE, Fault.PAUSE_STORE);
+            if (!clocks.isEmpty()) {
+                set.add(Fault.CLOCK_STORE);
+            }
+            return set;
         }
 
         @Override
         public Injection inject(Fault fault, Random random, long durationMillis) {
-            RedisProcess node = masters.get(random.nextInt(masters.size()));
+            int i = random.nextInt(masters.size());
+            RedisProcess node = masters.get(i);
             return switch (fault) {
                 case KILL_STORE -> killAndRestart(node, random, () -> {});
                 case PAUSE_STORE -> pause(node);
+                case CLOCK_STORE -> stepClock(node, clocks.get(i), random);
                 default -> throw new IllegalArgumentException(fault.id());
             };
         }

@@ -117,11 +117,26 @@ public final class RedisProcess implements AutoCloseable {
      * @throws IllegalStateException when {@code redis-server} is not installed or does not come up
      */
     public static RedisProcess start(SteppedClock clock, String... options) {
+        return startOn(clock, "127.0.0.1", null, options);
+    }
+
+    /**
+     * Starts a data server bound to {@code host}, in a directory under {@code parent} (a temporary one when
+     * null), whose wall clock {@code clock} steps, and waits until it answers. A restart keeps the clock.
+     *
+     * @param clock the clock the server reads its time from
+     * @param host the address it binds and is reached on
+     * @param parent where its directory goes, or null for a temporary one
+     * @param options more {@code redis-server} options
+     * @return the running server
+     * @throws IllegalStateException when {@code redis-server} is not installed or does not come up
+     */
+    public static RedisProcess startOn(SteppedClock clock, String host, Path parent, String... options) {
         return started(
-                "127.0.0.1",
-                null,
+                host,
+                parent,
                 "redis-",
-                dataArgs("127.0.0.1", options),
+                dataArgs(host, options),
                 false,
                 () -> FreePorts.nextPair(10_000),
                 clock.environment());
