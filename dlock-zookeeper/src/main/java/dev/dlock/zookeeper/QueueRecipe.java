@@ -119,9 +119,15 @@ final class QueueRecipe {
         }
     }
 
-    /** Reads the queue and decides: granted, busy (keeping the entry and watching), or busy (dropping it). */
+    /**
+     * Reads the queue and decides: granted, busy (keeping the entry and watching), or busy (dropping it).
+     * The decision runs on the event thread in the order of the answer, also when this is called on an
+     * engine thread: a semaphore waiter's set of entries ahead then misses no deletion handled after the
+     * read (a deletion event handled before the set was filled would be lost, or counted against an older
+     * set that the decision then replaces with one holding the deleted entry).
+     */
     private CompletableFuture<AcquireResult> evaluate(Node node, AcquireRequest request, int tries) {
-        return requests.getChildren(node.resource).thenCompose(event -> {
+        return requests.getChildren(node.resource, event -> {
             KeeperException.Code rc = code(event);
             if (rc != KeeperException.Code.OK && rc != KeeperException.Code.NONODE) {
                 throw failure(event);
