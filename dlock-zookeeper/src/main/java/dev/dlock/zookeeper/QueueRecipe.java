@@ -30,8 +30,9 @@ import org.apache.zookeeper.KeeperException;
  *
  * <p>Invariants: one entry per acquisition (duplicates from a create Curator retried are deleted); a
  * non-waiting attempt that is not granted deletes its entry before answering; an entry found gone (force
- * release, expired session) queues again at the end; a downgraded read whose write entry is gone fails
- * rather than wait behind writers that wait for it.
+ * release, expired session) queues again at the end; a downgraded read whose write entry is gone fails,
+ * granted by the read rule or not ({@link QueueRules#downgradeWithoutItsWrite}): it would take a token in
+ * the deleted write's room, below that of a writer granted since, or wait behind writers that wait for it.
  *
  * <p>Threads: the attempt starts on an engine thread; everything after the first answer runs on
  * ZooKeeper's event thread and never blocks.
@@ -181,6 +182,14 @@ final class QueueRecipe {
 
     private CompletableFuture<AcquireResult> decide(
             Node node, AcquireRequest request, List<Entry> queue, int index, int tries) {
+        if (QueueRules.downgradeWithoutItsWrite(request, queue, index)) {
+            // Its write hold is gone (as etcd's KeyLayout.downgradeWithoutItsWrite): granted or not, fail.
+            end(node);
+            return nodes.delete(node).thenApply(deleted -> {
+                throw new LockBackendException("the write hold on '" + node.key.name()
+                        + "' to downgrade from is gone; the read hold was not taken");
+            });
+        }
         Entry blocker = QueueRules.blocker(request, queue, index);
         boolean granted = request.key().mode() == Mode.PERMIT ? index < request.permits() : blocker == null;
         boolean refused = false;
@@ -202,14 +211,6 @@ final class QueueRecipe {
                 held.hold(node, request.leaseMillis());
                 return CompletableFuture.completedFuture(AcquireResult.granted(node.token()));
             }
-        }
-        if (!granted && queue.get(index).downgrade()) {
-            // The write entry it downgrades from is gone: it would wait behind writers that wait for it.
-            end(node);
-            return nodes.delete(node).thenApply(deleted -> {
-                throw new LockBackendException("the write hold on '" + node.key.name()
-                        + "' to downgrade from is gone; the read hold was not taken");
-            });
         }
         if (!request.waiting()) {
             end(node);
