@@ -34,8 +34,10 @@ import org.apache.zookeeper.KeeperException;
  * granted by the read rule or not ({@link QueueRules#downgradeWithoutItsWrite}): it would take a token in
  * the deleted write's room, below that of a writer granted since, or wait behind writers that wait for it.
  *
- * <p>Threads: the attempt starts on an engine thread; everything after the first answer runs on
- * ZooKeeper's event thread and never blocks.
+ * <p>Threads: the attempt starts on an engine thread, and a create's answer may be handled there when it
+ * comes before its continuation is attached; the decision on a read of the queue always runs on
+ * ZooKeeper's event thread, in the order of the answers and watch events (it is attached before the read
+ * is sent), and nothing blocks.
  */
 final class QueueRecipe {
     private static final int MAX_TRIES = 5;
