@@ -15,7 +15,8 @@
  *            read takes the last value of its write's room, ofDowngradedRead = o * SCALE + BLOCK, with
  *            tokenBlock() = BLOCK = SCALE - 1. A write entry is granted when it is the oldest entry and no
  *            write or read holds; a downgrade's read is refused when its write entry is gone from the
- *            store (etcd's KeyLayout.downgradeWithoutItsWrite; see BUG_ZK_DOWNGRADE_WITHOUT_WRITE).
+ *            store, granted by the read rule or not (etcd's KeyLayout.downgradeWithoutItsWrite,
+ *            ZooKeeper's QueueRules.downgradeWithoutItsWrite; see BUG_ZK_DOWNGRADE_WITHOUT_WRITE).
  * Two clients, each asking the store for the write lock (or exclusive: the same here) again and again,
  * G store grants in all. A client holding a chain may at any moment: pass the hold to a waiter of its own
  * (a new holder, the next token); renew or confirm it (the store answers whether it still holds it: if not,
@@ -56,13 +57,18 @@
  *                           downgraded read holds, with a token below the read's
  *   -DBUG_BLOCK_IS_SCALE    OrderTokens.BLOCK = SCALE (tokenBlock() 16 with SCALE 16): a downgrade's read
  *                           takes the token of the next entry's grant
- *   -DBUG_ZK_DOWNGRADE_WITHOUT_WRITE  what ZooKeeper's QueueRecipe does today (see "Found" below): a
- *                           downgrade's read whose write entry is gone is refused only when the read rule
- *                           does not grant it; granted, it takes its write's room token
+ *   -DBUG_ZK_DOWNGRADE_WITHOUT_WRITE  ZooKeeper's QueueRecipe before the fix of 2026-11-27 (see "Found"
+ *                           below): a downgrade's read whose write entry is gone is refused only when the
+ *                           read rule does not grant it; granted, it takes its write's room token
  *
- * Found by this model (not fixed here; docs/models.md): the ZooKeeper backend grants a downgrade's read
- * whose write entry an operator deleted, if no write entry is ahead of the read's `d-` entry then
- * (QueueRecipe.decide: the downgrade is ended only when not granted), and Node.token() gives it
+ * Found by this model, fixed since (docs/models.md; the test is ForceReleaseRaceTest.
+ * aDowngradeWhoseWriteHoldWasForceReleasedIsRefusedEvenWithNoWriterAhead, which failed before the fix):
+ * QueueRecipe.decide now refuses a downgrade's read whose write entry is not in the read's answer before
+ * applying the read rule (QueueRules.downgradeWithoutItsWrite: the entry of the downgradeFrom owner at the
+ * sequence the `d-` entry names), deletes it and fails with etcd's LockBackendException, which is what
+ * the default run models. Before the fix, the ZooKeeper backend granted a downgrade's read
+ * whose write entry an operator deleted, if no write entry was ahead of the read's `d-` entry then
+ * (QueueRecipe.decide ended the downgrade only when not granted), and Node.token() gave it
  * ofDowngradedRead(writeCzxid), the last value of the deleted write's room. If another client's write was
  * granted (and released) between the force-release and the read's getChildren, its token (its own
  * czxid * 16) is above the read's: a store grant with a token below one handed out before it (and below

@@ -58,15 +58,21 @@
  *                              not a semaphore's): with P = 2 it stalls at one entry ahead
  *   -DBUG_AHEAD_INCLUDES_BEHIND  the set is filled from every other entry of the read, not only those
  *                              before the waiter's own: it counts on entries that wait for it
- *   -DBUG_DECIDE_OFF_EVENT_THREAD  what the code can do today (see "Found" below): a read sent from a thread
- *                              other than ZooKeeper's event thread (the caller's first attempt; the retry
- *                              after a subscription that was live already, sent from where the first
- *                              answer was handled) may have its answer handled on that thread after
- *                              events the event thread handled meanwhile
+ *   -DBUG_DECIDE_OFF_EVENT_THREAD  the code before the fix of 2026-11-27 (see "Found" below): a read sent
+ *                              from a thread other than ZooKeeper's event thread (the caller's first
+ *                              attempt; the retry after a subscription that was live already, sent from
+ *                              where the first answer was handled) may have its answer handled on that
+ *                              thread after events the event thread handled meanwhile
  *
- * Found by this model (not fixed here; docs/models.md): Background.run hands back a future that Curator's
- * callback completes on the event thread, and QueueRecipe chains decide on it with thenCompose after the
- * request is sent. When the answer arrives before thenCompose is attached, CompletableFuture runs decide
+ * Found by this model, fixed since (docs/models.md; the test is LateAnswerTest.
+ * aSemaphoreWaiterWhoseReadIsAnsweredBeforeItsRequestReturnsIsWokenByTheNextRelease, which failed before
+ * the fix): QueueRecipe.evaluate now attaches decide to the read's answer before the request is sent
+ * (Background.run(operation, then), through Requests.getChildren(path, then)), so decide always runs on
+ * the event thread at the answer's place among the events, whichever thread sent the read: what the
+ * default run models (every CHILDREN answer is decided where the client's channel delivers it). Before
+ * the fix, Background.run handed back a future that Curator's
+ * callback completes on the event thread, and QueueRecipe chained decide on it with thenCompose after the
+ * request was sent. When the answer arrives before thenCompose is attached, CompletableFuture runs decide
  * on the attaching (calling) thread, and the event thread goes on to the next events meanwhile: a
  * NodeDeleted it handles before decide fills the set is counted against the node's old set (or not at all
  * before its first set), and decide then fills the set with the deleted entry in it. It takes two such

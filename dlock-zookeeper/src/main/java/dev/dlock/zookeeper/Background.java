@@ -2,6 +2,8 @@ package dev.dlock.zookeeper;
 
 import dev.dlock.LockBackendException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
@@ -11,7 +13,9 @@ import org.apache.zookeeper.KeeperException;
  * Turns Curator's background (callback) operations into futures.
  *
  * <p>Concurrency: the future completes on ZooKeeper's event thread, which runs every callback and watch
- * of one client in order. Whatever is chained on it must not block.
+ * of one client in order. Whatever is chained on it must not block. A continuation that must keep that
+ * order (one that reads state which later events change) is attached before the request is sent ({@link
+ * #run(Operation, Function)}).
  *
  * <p>Failure modes: an operation Curator refuses to start (a closed client) completes exceptionally at
  * once; a finished operation completes normally with its event, whatever its result code, so callers
@@ -28,12 +32,30 @@ final class Background {
 
     static CompletableFuture<CuratorEvent> run(Operation operation) {
         CompletableFuture<CuratorEvent> result = new CompletableFuture<>();
-        try {
-            operation.start((client, event) -> result.complete(event));
-        } catch (Exception e) {
-            result.completeExceptionally(e);
-        }
+        start(operation, result);
         return result;
+    }
+
+    /**
+     * Runs an operation with {@code then} attached to its answer before the request is sent, so that it
+     * runs on the event thread in the order of the client's other answers and watches, even when the
+     * answer comes before this method returns (a continuation attached to {@link #run}'s future after
+     * that runs on the calling thread instead, after whatever the event thread handled meanwhile).
+     */
+    static <T> CompletableFuture<T> run(
+            Operation operation, Function<CuratorEvent, ? extends CompletionStage<T>> then) {
+        CompletableFuture<CuratorEvent> answer = new CompletableFuture<>();
+        CompletableFuture<T> result = answer.thenCompose(then);
+        start(operation, answer);
+        return result;
+    }
+
+    private static void start(Operation operation, CompletableFuture<CuratorEvent> answer) {
+        try {
+            operation.start((client, event) -> answer.complete(event));
+        } catch (Exception e) {
+            answer.completeExceptionally(e);
+        }
     }
 
     static KeeperException.Code code(CuratorEvent event) {

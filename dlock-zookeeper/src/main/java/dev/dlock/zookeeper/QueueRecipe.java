@@ -30,11 +30,14 @@ import org.apache.zookeeper.KeeperException;
  *
  * <p>Invariants: one entry per acquisition (duplicates from a create Curator retried are deleted); a
  * non-waiting attempt that is not granted deletes its entry before answering; an entry found gone (force
- * release, expired session) queues again at the end; a downgraded read whose write entry is gone fails
- * rather than wait behind writers that wait for it.
+ * release, expired session) queues again at the end; a downgraded read whose write entry is gone fails,
+ * granted by the read rule or not ({@link QueueRules#downgradeWithoutItsWrite}): it would take a token in
+ * the deleted write's room, below that of a writer granted since, or wait behind writers that wait for it.
  *
- * <p>Threads: the attempt starts on an engine thread; everything after the first answer runs on
- * ZooKeeper's event thread and never blocks.
+ * <p>Threads: the attempt starts on an engine thread, and a create's answer may be handled there when it
+ * comes before its continuation is attached; the decision on a read of the queue always runs on
+ * ZooKeeper's event thread, in the order of the answers and watch events (it is attached before the read
+ * is sent), and nothing blocks.
  */
 final class QueueRecipe {
     private static final int MAX_TRIES = 5;
@@ -119,9 +122,15 @@ final class QueueRecipe {
         }
     }
 
-    /** Reads the queue and decides: granted, busy (keeping the entry and watching), or busy (dropping it). */
+    /**
+     * Reads the queue and decides: granted, busy (keeping the entry and watching), or busy (dropping it).
+     * The decision runs on the event thread in the order of the answer, also when this is called on an
+     * engine thread: a semaphore waiter's set of entries ahead then misses no deletion handled after the
+     * read (a deletion event handled before the set was filled would be lost, or counted against an older
+     * set that the decision then replaces with one holding the deleted entry).
+     */
     private CompletableFuture<AcquireResult> evaluate(Node node, AcquireRequest request, int tries) {
-        return requests.getChildren(node.resource).thenCompose(event -> {
+        return requests.getChildren(node.resource, event -> {
             KeeperException.Code rc = code(event);
             if (rc != KeeperException.Code.OK && rc != KeeperException.Code.NONODE) {
                 throw failure(event);
@@ -175,6 +184,14 @@ final class QueueRecipe {
 
     private CompletableFuture<AcquireResult> decide(
             Node node, AcquireRequest request, List<Entry> queue, int index, int tries) {
+        if (QueueRules.downgradeWithoutItsWrite(request, queue, index)) {
+            // Its write hold is gone (as etcd's KeyLayout.downgradeWithoutItsWrite): granted or not, fail.
+            end(node);
+            return nodes.delete(node).thenApply(deleted -> {
+                throw new LockBackendException("the write hold on '" + node.key.name()
+                        + "' to downgrade from is gone; the read hold was not taken");
+            });
+        }
         Entry blocker = QueueRules.blocker(request, queue, index);
         boolean granted = request.key().mode() == Mode.PERMIT ? index < request.permits() : blocker == null;
         boolean refused = false;
@@ -196,14 +213,6 @@ final class QueueRecipe {
                 held.hold(node, request.leaseMillis());
                 return CompletableFuture.completedFuture(AcquireResult.granted(node.token()));
             }
-        }
-        if (!granted && queue.get(index).downgrade()) {
-            // The write entry it downgrades from is gone: it would wait behind writers that wait for it.
-            end(node);
-            return nodes.delete(node).thenApply(deleted -> {
-                throw new LockBackendException("the write hold on '" + node.key.name()
-                        + "' to downgrade from is gone; the read hold was not taken");
-            });
         }
         if (!request.waiting()) {
             end(node);

@@ -14,7 +14,7 @@ import java.util.List;
  *   <li>Write: the first entry, and only while no read entry of someone else's downgrade ({@code d-})
  *       exists anywhere in the queue: such an entry holds from its creation, behind the writer or not.
  *   <li>Read: no write entry precedes it, except the one it downgrades from and the writers queued
- *       behind that one.
+ *       behind that one. A downgrade's read whose write entry is gone is refused instead.
  *   <li>Permit: fewer than {@code permits} entries precede it (decided by the caller).
  * </ul>
  *
@@ -65,6 +65,27 @@ final class QueueRules {
                 return null;
             }
         }
+    }
+
+    /**
+     * Whether the entry at {@code index} is a downgrade's read whose write entry (the request's {@code
+     * downgradeFrom}, at the sequence the read entry names) is gone: force-released, or ended with its
+     * session. Such a read is never granted, wherever it stands: its token would be in the deleted write's
+     * room, below a writer granted since, and a writer queued behind the write would wait for it.
+     */
+    static boolean downgradeWithoutItsWrite(AcquireRequest request, List<Entry> queue, int index) {
+        Entry me = queue.get(index);
+        if (!me.downgrade()) {
+            return false;
+        }
+        for (Entry e : queue) {
+            if (e.mode() == Mode.WRITE
+                    && e.sequence() == me.downgradeOf()
+                    && e.owner().equals(request.downgradeFrom())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether the read entry of someone else's downgrade holds beside a writer. */

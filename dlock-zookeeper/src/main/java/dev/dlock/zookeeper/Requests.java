@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.CreateMode;
@@ -60,6 +61,11 @@ final class Requests {
 
     CompletableFuture<CuratorEvent> getChildren(String path) {
         return Background.run(cb -> client.getChildren().inBackground(cb).forPath(path));
+    }
+
+    /** Lists a node's children and hands the answer to {@code then} on the event thread, in its order. */
+    <T> CompletableFuture<T> getChildren(String path, Function<CuratorEvent, CompletableFuture<T>> then) {
+        return Background.run(cb -> client.getChildren().inBackground(cb).forPath(path), then);
     }
 
     /** Checks that a node exists, setting an exists watch when {@code watcher} is not null. */

@@ -33,6 +33,13 @@ final class CountingZooKeeper extends ZooKeeper {
          * caller's future is then complete before the call that sent the request returns.
          */
         volatile boolean answerWatchesBeforeReturning;
+        /**
+         * When set, the next asynchronous {@code getChildren} returns only after its answer was handled
+         * and this ran (on the calling thread): what the caller attaches to the request's future after it
+         * returned then comes after that answer and after whatever this made the event thread handle.
+         */
+        final java.util.concurrent.atomic.AtomicReference<Runnable> afterChildrenAnswered =
+                new java.util.concurrent.atomic.AtomicReference<>();
         /** The watch requests (add, remove) and their answers, in order, for failure messages. */
         final java.util.Queue<String> watchLog = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
@@ -102,10 +109,10 @@ final class CountingZooKeeper extends ZooKeeper {
         return counter;
     }
 
-    private static void awaitQuietly(java.util.concurrent.CountDownLatch latch) {
+    private static void awaitQuietly(java.util.concurrent.CountDownLatch latch, String request) {
         try {
             if (!latch.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
-                throw new IllegalStateException("no answer to addWatch within 10 s");
+                throw new IllegalStateException("no answer to " + request + " within 10 s");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -404,7 +411,22 @@ final class CountingZooKeeper extends ZooKeeper {
     public void getChildren(String path, Watcher watcher, AsyncCallback.Children2Callback cb, Object ctx) {
         Counter c = enter(false);
         try {
-            super.getChildren(path, watcher, cb, ctx);
+            Runnable after = counter.afterChildrenAnswered.getAndSet(null);
+            if (after == null) {
+                super.getChildren(path, watcher, cb, ctx);
+            } else {
+                java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(1);
+                super.getChildren(
+                        path,
+                        watcher,
+                        (rc, p, context, children, stat) -> {
+                            cb.processResult(rc, p, context, children, stat);
+                            handled.countDown();
+                        },
+                        ctx);
+                awaitQuietly(handled, "getChildren");
+                after.run();
+            }
         } finally {
             exit(c);
         }
@@ -414,7 +436,22 @@ final class CountingZooKeeper extends ZooKeeper {
     public void getChildren(String path, boolean watch, AsyncCallback.Children2Callback cb, Object ctx) {
         Counter c = enter(false);
         try {
-            super.getChildren(path, watch, cb, ctx);
+            Runnable after = counter.afterChildrenAnswered.getAndSet(null);
+            if (after == null) {
+                super.getChildren(path, watch, cb, ctx);
+            } else {
+                java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(1);
+                super.getChildren(
+                        path,
+                        watch,
+                        (rc, p, context, children, stat) -> {
+                            cb.processResult(rc, p, context, children, stat);
+                            handled.countDown();
+                        },
+                        ctx);
+                awaitQuietly(handled, "getChildren");
+                after.run();
+            }
         } finally {
             exit(c);
         }
@@ -468,7 +505,7 @@ final class CountingZooKeeper extends ZooKeeper {
             };
             super.addWatch(basePath, watcher, mode, counting, ctx);
             if (counter.answerWatchesBeforeReturning) {
-                awaitQuietly(handled);
+                awaitQuietly(handled, "addWatch");
             }
         } finally {
             exit(c);

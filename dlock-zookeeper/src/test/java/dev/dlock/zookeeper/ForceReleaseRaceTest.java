@@ -2,6 +2,7 @@ package dev.dlock.zookeeper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dlock.LockBackendException;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.BackendContext;
@@ -15,11 +16,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -31,7 +34,8 @@ import org.junit.jupiter.api.Timeout;
  * A force-release of an exclusive lock whose holder changes between the operator's read of the node and
  * its delete. The operator's client talks to the server through a {@link TcpProxy} whose tap holds its
  * transaction back until the test has let the holder go and another client take the lock, so the race is
- * the same every run.
+ * the same every run. And a downgrade taken while its holder's client has not yet seen that its write
+ * hold was force-released (the tap holds back the client's check of its node).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ForceReleaseRaceTest {
@@ -58,16 +62,20 @@ class ForceReleaseRaceTest {
         }
     }
 
-    /** Holds back the first transaction ({@code multi}) sent through the proxy once armed, until let go. */
-    private static final class HoldBackTransaction implements TcpProxy.Tap {
+    /** Holds back the first request of one kind sent through the proxy once armed, until let go. */
+    private static final class HoldBackRequest implements TcpProxy.Tap {
+        final int opCode;
         volatile boolean armed;
         final CountDownLatch held = new CountDownLatch(1);
         final CountDownLatch letGo = new CountDownLatch(1);
 
+        HoldBackRequest(int opCode) {
+            this.opCode = opCode;
+        }
+
         @Override
         public void clientBytes(byte[] buffer, int offset, int length) {
-            // A request frame: length, xid, op code. Small requests arrive whole in one chunk.
-            if (!armed || length < 12 || ByteBuffer.wrap(buffer, offset + 8, 4).getInt() != ZooDefs.OpCode.multi) {
+            if (!armed || !contains(buffer, offset, length)) {
                 return;
             }
             armed = false;
@@ -77,6 +85,20 @@ class ForceReleaseRaceTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+
+        /** Whether a chunk holds a request frame (length, xid, op code) of the kind; small ones arrive whole. */
+        private boolean contains(byte[] buffer, int offset, int length) {
+            ByteBuffer frames = ByteBuffer.wrap(buffer, offset, length);
+            for (int at = offset; at + 12 <= offset + length; at += 4 + frames.getInt(at)) {
+                if (frames.getInt(at + 8) == opCode) {
+                    return true;
+                }
+                if (frames.getInt(at) < 8) {
+                    return false;
+                }
+            }
+            return false;
         }
     }
 
@@ -110,7 +132,7 @@ class ForceReleaseRaceTest {
         LockBackend first = backend(curator(servers.connectString()));
         LockBackend second = backend(curator(servers.connectString()));
         LockBackend third = backend(curator(servers.connectString()));
-        HoldBackTransaction tap = new HoldBackTransaction();
+        HoldBackRequest tap = new HoldBackRequest(ZooDefs.OpCode.multi);
         String[] hostPort = servers.connectString().split(":");
         TcpProxy proxy = TcpProxy.start(hostPort[0], Integer.parseInt(hostPort[1]), () -> tap);
         closeables.add(proxy);
@@ -150,5 +172,70 @@ class ForceReleaseRaceTest {
         assertThat(inspector.checkExists().forPath(path))
                 .as("the next holder's node is still there")
                 .isNotNull();
+    }
+
+    /**
+     * A write hold force-released by an operator, then downgraded by its holder before the holder's client
+     * has handled the deletion (the tap holds back the {@code exists} that checks its node), after another
+     * client took and released the write lock. The downgrade's read entry then has no write entry ahead,
+     * and was granted with a token in the deleted write's room, below the other writer's: tokens must
+     * increase in grant order. It is refused as etcd refuses it (token-room.pml,
+     * BUG_ZK_DOWNGRADE_WITHOUT_WRITE).
+     */
+    @Test
+    void aDowngradeWhoseWriteHoldWasForceReleasedIsRefusedEvenWithNoWriterAhead() throws Exception {
+        CuratorFramework inspector = curator(servers.connectString());
+        LockBackend other = backend(curator(servers.connectString()));
+        LockBackend operator = backend(curator(servers.connectString()));
+        HoldBackRequest tap = new HoldBackRequest(ZooDefs.OpCode.exists);
+        String[] hostPort = servers.connectString().split(":");
+        TcpProxy proxy = TcpProxy.start(hostPort[0], Integer.parseInt(hostPort[1]), () -> tap);
+        closeables.add(proxy);
+        CuratorFramework holderCurator = curator("127.0.0.1:" + proxy.port());
+        holderCurator.blockUntilConnected(10, TimeUnit.SECONDS);
+        LockBackend holder = backend(holderCurator);
+        LockKey write = new LockKey(namespace, "downgraded", Mode.WRITE);
+        LockKey read = new LockKey(namespace, "downgraded", Mode.READ);
+
+        AcquireResult first = attempt(holder, write, "w0");
+        assertThat(first.isGranted()).isTrue();
+        tap.armed = true;
+        assertThat(operator.forceRelease(write).toCompletableFuture().get(5, TimeUnit.SECONDS))
+                .isTrue();
+        assertThat(tap.held.await(10, TimeUnit.SECONDS))
+                .as("the holder's client checks its node: held back, so the client still counts it held")
+                .isTrue();
+        AcquireResult second = attempt(other, write, "w1");
+        assertThat(second.isGranted()).isTrue();
+        assertThat(other.release(write, "w1").toCompletableFuture().get(5, TimeUnit.SECONDS))
+                .isTrue();
+        CompletableFuture<AcquireResult> downgrade = holder.acquire(new AcquireRequest(read, "r0", 30_000, 1, 0, "w0"))
+                .toCompletableFuture();
+        tap.letGo.countDown();
+
+        AcquireResult granted = null;
+        Throwable refused = null;
+        try {
+            granted = downgrade.get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            refused = e.getCause();
+        }
+        assertThat(granted)
+                .as(
+                        "the read was granted with token %s after the other writer's %d",
+                        granted == null ? null : granted.token(), second.token())
+                .isNull();
+        assertThat(refused).isInstanceOf(LockBackendException.class).hasMessageContaining("to downgrade from is gone");
+        assertThat(children(inspector, NodeLayout.resourcePath(read)))
+                .as("the read entry was deleted")
+                .isEmpty();
+    }
+
+    private static List<String> children(CuratorFramework client, String path) throws Exception {
+        try {
+            return client.getChildren().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            return List.of(); // an empty container reaped
+        }
     }
 }

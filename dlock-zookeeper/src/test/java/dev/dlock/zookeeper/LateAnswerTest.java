@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dlock.LockBackendException;
+import dev.dlock.spi.AcquireRequest;
+import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.BackendContext;
 import dev.dlock.spi.LockBackend.Subscription;
 import dev.dlock.spi.LockKey;
@@ -12,8 +14,11 @@ import dev.dlock.testsupport.TcpProxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -27,7 +32,7 @@ import org.junit.jupiter.api.Timeout;
  * A store call that gives up leaves nothing behind when its answer comes late: a semaphore subscription
  * whose watch the server does not confirm within the operation timeout fails, drops its listener, and a
  * watch Curator sets after reconnecting is removed again. And the opposite: an answer that comes before
- * the request has even returned is kept.
+ * the request has even returned is kept, and handled in the event thread's order.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class LateAnswerTest {
@@ -130,6 +135,99 @@ class LateAnswerTest {
         } finally {
             curator.close();
         }
+    }
+
+    /**
+     * A semaphore waiter's read answered before the request that sent it has returned, with a release
+     * handled by the event thread in between: the waiter's decision still comes before that release in
+     * the event thread's order, so the release counts down the entries it has ahead and the next release
+     * wakes it. When the decision was attached after the request returned, it ran on the calling thread
+     * after the release and put the released entry back into the set: the next release then left one
+     * entry ahead of two permits counted as two, and the waiter waited with a permit free (the lost
+     * wake-up semaphore-countdown.pml finds as BUG_DECIDE_OFF_EVENT_THREAD).
+     */
+    @Test
+    void aSemaphoreWaiterWhoseReadIsAnsweredBeforeItsRequestReturnsIsWokenByTheNextRelease() throws Exception {
+        CountingZooKeeper.Counter counter = new CountingZooKeeper.Counter();
+        CuratorFramework curator = CuratorFrameworkFactory.builder()
+                .connectString(servers.connectString())
+                .zookeeperFactory(CountingZooKeeper.factory(counter))
+                .sessionTimeoutMs(10_000)
+                .retryPolicy(new RetryUntilElapsed(10_000, 200))
+                .build();
+        CuratorFramework othersCurator = CuratorFrameworkFactory.builder()
+                .connectString(servers.connectString())
+                .sessionTimeoutMs(10_000)
+                .retryPolicy(new RetryUntilElapsed(10_000, 200))
+                .build();
+        curator.start();
+        othersCurator.start();
+        BackendContext context = new BackendContext(null, Duration.ofSeconds(5), reason -> {});
+        try (ZooKeeperBackend waiter = ZooKeeperBackend.open(curator, false, 0, context);
+                ZooKeeperBackend others = ZooKeeperBackend.open(othersCurator, false, 0, context)) {
+            LockKey key = new LockKey("early", "counted", Mode.PERMIT);
+            assertThat(permit(others, key, "a").isGranted()).isTrue();
+            assertThat(permit(others, key, "b").isGranted()).isTrue();
+            assertThat(permit(others, key, "c").isGranted()).as("two permits").isFalse();
+            BlockingQueue<String> wakes = new LinkedBlockingQueue<>();
+            Subscription subscription = waiter.subscribe(key, owner -> {
+                        if (owner != null) {
+                            wakes.add(owner);
+                        }
+                    })
+                    .toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(permit(waiter, key, "w").isGranted())
+                    .as("a, b and c ahead")
+                    .isFalse();
+
+            // Asked again: the read's answer (a, b, c, w) is handled before the request returns, then a's
+            // release, and only then may the caller attach what it does with the answer.
+            counter.afterChildrenAnswered.set(() -> {
+                try {
+                    assertThat(others.release(key, "a").toCompletableFuture().get(5, TimeUnit.SECONDS))
+                            .isTrue();
+                    eventThreadPassed(curator);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(permit(waiter, key, "w").isGranted()).as("b and c ahead").isFalse();
+            assertThat(counter.afterChildrenAnswered.get())
+                    .as("the read was answered early")
+                    .isNull();
+            assertThat(wakes).as("not woken: two entries ahead of two permits").isEmpty();
+
+            assertThat(others.release(key, "b").toCompletableFuture().get(5, TimeUnit.SECONDS))
+                    .isTrue();
+            assertThat(wakes.poll(10, TimeUnit.SECONDS))
+                    .as("woken when b left: only c is ahead, a permit is free")
+                    .isEqualTo("w");
+            subscription.cancel();
+        } finally {
+            curator.close();
+            othersCurator.close();
+        }
+    }
+
+    private static AcquireResult permit(ZooKeeperBackend backend, LockKey key, String owner) throws Exception {
+        return backend.acquire(new AcquireRequest(key, owner, 30_000, 2, 30_000, null))
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Returns once the client's event thread has handled every event the server sent before answering a
+     * request sent now (a watch's events come before the answers to later requests).
+     */
+    private static void eventThreadPassed(CuratorFramework curator) throws Exception {
+        CountDownLatch answered = new CountDownLatch(1);
+        curator.getZookeeperClient()
+                .getZooKeeper()
+                .exists("/", false, (rc, path, ctx, stat) -> answered.countDown(), null);
+        assertThat(answered.await(10, TimeUnit.SECONDS))
+                .as("the exists was answered")
+                .isTrue();
     }
 
     private static Set<String> interests(ZooKeeperBackend backend) {
