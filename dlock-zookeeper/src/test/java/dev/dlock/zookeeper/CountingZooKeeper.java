@@ -2,7 +2,10 @@ package dev.dlock.zookeeper;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.apache.curator.utils.ZookeeperFactory;
 import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.AsyncCallback;
@@ -109,9 +112,9 @@ final class CountingZooKeeper extends ZooKeeper {
         return counter;
     }
 
-    private static void awaitQuietly(java.util.concurrent.CountDownLatch latch, String request) {
+    private static void awaitQuietly(CountDownLatch latch, String request) {
         try {
-            if (!latch.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            if (!latch.await(10, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("no answer to " + request + " within 10 s");
             }
         } catch (InterruptedException e) {
@@ -411,22 +414,7 @@ final class CountingZooKeeper extends ZooKeeper {
     public void getChildren(String path, Watcher watcher, AsyncCallback.Children2Callback cb, Object ctx) {
         Counter c = enter(false);
         try {
-            Runnable after = counter.afterChildrenAnswered.getAndSet(null);
-            if (after == null) {
-                super.getChildren(path, watcher, cb, ctx);
-            } else {
-                java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(1);
-                super.getChildren(
-                        path,
-                        watcher,
-                        (rc, p, context, children, stat) -> {
-                            cb.processResult(rc, p, context, children, stat);
-                            handled.countDown();
-                        },
-                        ctx);
-                awaitQuietly(handled, "getChildren");
-                after.run();
-            }
+            getChildrenAnsweredFirst(callback -> super.getChildren(path, watcher, callback, ctx), cb);
         } finally {
             exit(c);
         }
@@ -436,25 +424,31 @@ final class CountingZooKeeper extends ZooKeeper {
     public void getChildren(String path, boolean watch, AsyncCallback.Children2Callback cb, Object ctx) {
         Counter c = enter(false);
         try {
-            Runnable after = counter.afterChildrenAnswered.getAndSet(null);
-            if (after == null) {
-                super.getChildren(path, watch, cb, ctx);
-            } else {
-                java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(1);
-                super.getChildren(
-                        path,
-                        watch,
-                        (rc, p, context, children, stat) -> {
-                            cb.processResult(rc, p, context, children, stat);
-                            handled.countDown();
-                        },
-                        ctx);
-                awaitQuietly(handled, "getChildren");
-                after.run();
-            }
+            getChildrenAnsweredFirst(callback -> super.getChildren(path, watch, callback, ctx), cb);
         } finally {
             exit(c);
         }
+    }
+
+    /**
+     * Sends an async {@code getChildren} with {@code cb}; when {@link Counter#afterChildrenAnswered} is set,
+     * returns only after the answer was handled and that hook ran (an answer that comes before its request
+     * returns).
+     */
+    private void getChildrenAnsweredFirst(
+            Consumer<AsyncCallback.Children2Callback> send, AsyncCallback.Children2Callback cb) {
+        Runnable after = counter.afterChildrenAnswered.getAndSet(null);
+        if (after == null) {
+            send.accept(cb);
+            return;
+        }
+        CountDownLatch handled = new CountDownLatch(1);
+        send.accept((rc, p, context, children, stat) -> {
+            cb.processResult(rc, p, context, children, stat);
+            handled.countDown();
+        });
+        awaitQuietly(handled, "getChildren");
+        after.run();
     }
 
     @Override
@@ -494,7 +488,7 @@ final class CountingZooKeeper extends ZooKeeper {
         Counter c = enter(false);
         try {
             counter.log("add " + basePath + " sent");
-            java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(1);
+            CountDownLatch handled = new CountDownLatch(1);
             AsyncCallback.VoidCallback counting = (rc, path, context) -> {
                 counter.log("add " + path + " answered " + KeeperException.Code.get(rc));
                 if (rc == KeeperException.Code.OK.intValue()) {
