@@ -9,6 +9,7 @@ import dev.dlock.LockException;
 import dev.dlock.LockInfo;
 import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.base.ListenerEvents;
+import dev.dlock.internal.base.Timebase;
 import dev.dlock.internal.base.Waits;
 import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.internal.lease.Terms;
@@ -64,10 +65,10 @@ public final class Engine implements AutoCloseable {
     final Acquisitions acquisitions;
     private final Views views;
 
-    private Engine(String uri, LockBackendFactory factory, EngineOptions options) {
+    private Engine(String uri, LockBackendFactory factory, EngineOptions options, Timebase time) {
         this.options = options;
         this.events = new ListenerEvents(options.listener());
-        this.store = new Store(options.operationTimeout());
+        this.store = new Store(options.operationTimeout(), time);
         Holds holds = new Holds();
         this.watchdog = new Watchdog(store, events);
         try {
@@ -90,7 +91,15 @@ public final class Engine implements AutoCloseable {
      * @return a running engine
      */
     public static Engine open(String uri, LockBackendFactory factory, EngineOptions options) {
-        return new Engine(uri, factory, options);
+        return new Engine(uri, factory, options, Timebase.SYSTEM);
+    }
+
+    /**
+     * Opens an engine on a time of the caller's: for the model checker of this package, which moves the
+     * clock and runs the timers itself ({@code HandOffModelCheckTest}).
+     */
+    static Engine open(LockBackendFactory factory, EngineOptions options, Timebase time) {
+        return new Engine(null, factory, options, time);
     }
 
     private LockKey key(String name, Mode mode) {
@@ -260,8 +269,7 @@ public final class Engine implements AutoCloseable {
             return;
         }
         // A hold being passed right now is either among the held leases after this, or on its way back.
-        acquisitions.awaitReleases(
-                System.nanoTime() + options.operationTimeout().toNanos());
+        acquisitions.awaitReleases(store.nanoTime() + options.operationTimeout().toNanos());
         acquisitions.failAll(new LockException("the LockClient was closed while waiting"));
         for (Lease lease : watchdog.held()) {
             LeaseImpl held = (LeaseImpl) lease;

@@ -3,20 +3,17 @@ package dev.dlock.internal;
 import dev.dlock.DistributedLock;
 import dev.dlock.DistributedReadWriteLock;
 import dev.dlock.Lease;
-import dev.dlock.LockClient;
+import dev.dlock.LeaseLostException;
+import dev.dlock.internal.base.ListenerEvents;
+import dev.dlock.internal.lease.LeaseImpl;
 import dev.dlock.mem.FreshMemoryStore;
-import java.lang.reflect.Method;
+import dev.dlock.spi.Mode;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import kotlin.Unit;
-import org.jetbrains.kotlinx.lincheck.Actor;
-import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.lincheck.datastructures.DSLScenarioBuilder;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Options;
@@ -26,124 +23,181 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Lincheck over the engine with a memory store: the callers of one client take, re-enter and downgrade
- * locks in the interleavings the model checker explores, and on real threads in stress mode, where holds
- * are also handed off (cohort; model checking freezes {@code System.nanoTime()}, so no hold passes there);
- * the lock's promises are checked inside each critical section and once every caller is done.
+ * Lincheck over the engine with a memory store, on a time the test moves ({@link ManualTime}): the
+ * callers of one client take, re-enter and downgrade locks, hand holds on to each other (cohort), and a
+ * caller may stall the client's scheduler past every lease's deadline or run its due timers (renewal
+ * ticks, wait deadlines), in the interleavings the model checker explores, and on real threads in stress
+ * mode. No thread of the engine runs: its timers run in the test's operations, on the checker's threads.
  *
- * <p>The sequential specification: every operation is one critical section that enters, checks and
- * leaves, so in any sequential order each one returns normally; an operation whose check fails throws,
- * which no sequential order explains, and Lincheck prints the interleaving that led there. The promises
- * checked: at most one holder of an exclusive or write hold, and no reader beside a writer (a downgraded
- * writer's own read excepted); fencing tokens strictly increase in grant order per name; a hold is valid
- * when it is handed over; a re-entered {@code Lock} view is still held after the inner unlock and not after
- * the outer one; after every caller is done nothing is held at the store (so a released lock can be taken),
- * and no caller waited forever (a caller that does hangs the run, which Lincheck reports with a thread dump).
+ * <p>The sequential specification ({@link HandOffSpec}): every operation returns normally. An
+ * operation is a whole critical section that checks the lock's promises and throws if one is broken,
+ * which no sequential order explains, so Lincheck prints the interleaving. The promises: at most one
+ * holder of an exclusive or write hold, and no reader beside a writer (a downgraded writer's own read
+ * excepted); fencing tokens strictly increase in grant order per name; a hold is valid when it is handed
+ * over (unless a stall came meanwhile); a re-entry into a hold whose lease was gone before it throws
+ * {@link LeaseLostException}, and one into a live hold keeps it until the outer unlock; after every
+ * caller is done nothing is held at the store or the client and nobody waits; and no caller waits
+ * forever (the checker reports a run in which every unfinished caller waits).
  *
- * <p>Not modelled here: time (leases of 30 s never expire within a run, so the watchdog's ticks never
- * come; expiry and loss are in {@code CohortTest}, {@code EngineTimeoutTest} and the Promela model
- * {@code cohort-handoff.pml}), store answers that come late (the memory store answers at once).
+ * <p>Store answers that come late, and a store call's timeout: {@link LateAnswerModelCheckTest}.
  *
  * <p>Budget: {@code -Ddlock.lincheck.invocations=N} interleavings per scenario (default 12), {@code
- * -Ddlock.lincheck.iterations=N} generated scenarios besides the three fixed ones (default 1); the stress
- * case runs 5x the scenarios and 20x the invocations. Times in docs/models.md.
+ * -Ddlock.lincheck.iterations=N} generated scenarios besides the fixed ones (default 1); the stress case
+ * runs 5x the scenarios and 20x the invocations. Times in docs/models.md.
  */
 @Timeout(600)
 public class HandOffModelCheckTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
-    /** Clients to close off the model checker's threads (closing waits for the client's scheduler). */
-    private static final ConcurrentLinkedQueue<LockClient> TO_CLOSE = new ConcurrentLinkedQueue<>();
+    private static final long LEASE_MILLIS = 30_000;
+    /** A client with hand-off (8 passes, 30 s chains) and 5 s store calls; leases renewed. */
+    static final EngineOptions OPTIONS = new EngineOptions(
+            LEASE_MILLIS,
+            true,
+            WAIT,
+            Integer.MAX_VALUE,
+            "dlock",
+            Duration.ofSeconds(5),
+            ListenerEvents.NONE,
+            8,
+            Duration.ofSeconds(30));
 
-    private final LockClient client = LockClient.builder(FreshMemoryStore.factory())
-            .leaseTime(Duration.ofSeconds(30))
-            .localHandoff(8, Duration.ofSeconds(30))
-            .build();
-    private final DistributedLock lock = client.lock("x");
-    private final DistributedReadWriteLock rw = client.readWriteLock("rw");
-    private final AtomicInteger holders = new AtomicInteger();
+    private final ManualTime time = new ManualTime();
+    private final Engine engine = Engine.open(FreshMemoryStore.factory(), OPTIONS, time);
+    private final DistributedLock lock = engine.lock("x");
+    private final DistributedReadWriteLock rw = engine.readWriteLock("rw");
+    /** The caller in the critical section of 'x', or null. */
+    private final AtomicReference<Lease> holder = new AtomicReference<>();
+
     private final AtomicInteger writers = new AtomicInteger();
     private final AtomicInteger readers = new AtomicInteger();
     private final AtomicLong lastToken = new AtomicLong();
     private final AtomicLong lastWriteToken = new AtomicLong();
+    /**
+     * Stalls begun (counted before the clock moves) and done (after): a hold handed over after a caller's
+     * start may be invalid only if a stall begun by then was not done when the caller started.
+     */
+    private final AtomicInteger stallsBegun = new AtomicInteger();
 
-    private static void check(boolean promise, String what) {
+    private final AtomicInteger stalls = new AtomicInteger();
+
+    static void check(boolean promise, String what) {
         if (!promise) {
             throw new IllegalStateException(what);
         }
     }
 
-    private static void tokenAfter(AtomicLong last, Lease lease) {
+    private void tokenAfter(AtomicLong last, Lease lease, int stallsBefore) {
         long before = last.getAndAccumulate(lease.fencingToken(), Math::max);
         check(lease.fencingToken() > before, "token " + lease.fencingToken() + " granted after " + before);
-        check(lease.isValid(), "a hold handed over invalid: " + lease);
+        check(lease.isValid() || stallsBegun.get() > stallsBefore, "a hold handed over invalid: " + lease);
     }
 
-    private void exclusive(Lease lease) {
-        check(holders.incrementAndGet() == 1, "two holders of 'x' at once");
-        tokenAfter(lastToken, lease);
-        holders.decrementAndGet();
+    /** Enters and leaves the critical section of 'x': a caller found inside must hold a lease gone invalid. */
+    private void exclusive(Lease lease, int stallsBefore) {
+        Lease other = holder.getAndSet(lease);
+        check(other == null || !other.isValid(), "two valid holders of 'x' at once: " + other + ", " + lease);
+        tokenAfter(lastToken, lease, stallsBefore);
+        holder.compareAndSet(lease, null);
     }
 
     /** Waits for the lock (lease API), checks, releases: a waiter the release may hand the hold to. */
     @Operation
     public void acquireRelease() {
+        int stallsBefore = stalls.get();
         Lease lease = lock.acquire(WAIT);
-        exclusive(lease);
-        lease.close();
+        exclusive(lease, stallsBefore);
+        closeQuietly(lease);
     }
 
     /** Tries once (no wait), checks, releases. */
     @Operation
     public void tryAcquireRelease() {
+        int stallsBefore = stalls.get();
         lock.tryAcquire().ifPresent(lease -> {
-            exclusive(lease);
-            lease.close();
+            exclusive(lease, stallsBefore);
+            closeQuietly(lease);
         });
     }
 
-    /** Locks the {@code Lock} view twice (re-entry), unlocks twice; it stays held until the outer unlock. */
+    /** A release after a stall may find the lease lost: said by a {@link LeaseLostException}, no promise broken. */
+    private static void closeQuietly(Lease lease) {
+        try {
+            lease.close();
+        } catch (LeaseLostException lostInAStall) {
+            check(!lease.isValid(), "a valid lease's release said it was lost");
+        }
+    }
+
+    private void unlockQuietly(DistributedLock l) {
+        try {
+            l.unlock();
+        } catch (LeaseLostException lostInAStall) {
+            check(stallsBegun.get() > 0, "an unlock said the lease was lost, and no stall came");
+        }
+    }
+
+    /**
+     * Locks the {@code Lock} view twice (re-entry), unlocks twice: held until the outer unlock; a re-entry
+     * into a hold whose lease was gone before it (past its deadline after a stall) throws instead.
+     */
     @Operation
     public void reenter() {
-        lock.lock();
+        int stallsBefore = stalls.get();
         lock.lock();
         Lease lease = lock.currentLease().orElseThrow();
-        exclusive(lease);
-        lock.unlock();
+        exclusive(lease, stallsBefore);
+        boolean goneBefore = !lease.isValid();
+        try {
+            lock.lock();
+        } catch (LeaseLostException e) {
+            check(!lease.isValid(), "a re-entry into a valid hold threw " + e);
+            unlockQuietly(lock);
+            check(!lock.isHeldByCurrentThread(), "held after the unlock of a lost hold");
+            return;
+        }
+        check(!goneBefore, "a re-entry into a hold whose lease was gone returned normally: " + lease);
+        unlockQuietly(lock);
         check(lock.isHeldByCurrentThread(), "a re-entered lock not held after the inner unlock");
         check(lock.currentLease().orElseThrow() == lease, "the inner unlock changed the lease");
-        lock.unlock();
+        unlockQuietly(lock);
         check(!lock.isHeldByCurrentThread(), "held after the outer unlock");
     }
 
-    private void enterWrite() {
+    private int enterWrite() {
+        int stallsBefore = stalls.get();
         rw.writeLock().lock();
-        check(writers.incrementAndGet() == 1, "two writers at once");
-        check(readers.get() == 0, "a writer beside a reader");
-        tokenAfter(lastWriteToken, rw.writeLock().currentLease().orElseThrow());
+        check(writers.incrementAndGet() == 1 || stallsBegun.get() > 0, "two writers at once");
+        check(readers.get() == 0 || stallsBegun.get() > 0, "a writer beside a reader");
+        return stallsBefore;
     }
 
     /** Writes, then leaves. */
     @Operation
     public void write() {
-        enterWrite();
+        int stallsBefore = enterWrite();
+        tokenAfter(lastWriteToken, rw.writeLock().currentLease().orElseThrow(), stallsBefore);
         writers.decrementAndGet();
-        rw.writeLock().unlock();
+        unlockQuietly(rw.writeLock());
     }
 
-    /**
-     * Writes, takes the read lock under the write lock (a downgrade), leaves the write lock, reads, leaves.
-     * Never run beside {@link #read} by the generated scenarios: see {@link #downgradeBesideAQueuedReader}.
-     */
+    /** Writes, takes the read lock under the write lock (a downgrade), leaves the write lock, reads, leaves. */
     @Operation
     public void writeThenDowngrade() {
-        enterWrite();
+        int stallsBefore = enterWrite();
+        tokenAfter(lastWriteToken, rw.writeLock().currentLease().orElseThrow(), stallsBefore);
         rw.readLock().lock();
         readers.incrementAndGet();
         writers.decrementAndGet();
-        rw.writeLock().unlock();
-        check(writers.get() == 0, "a writer beside a downgraded reader");
+        unlockQuietly(rw.writeLock());
+        check(writers.get() == 0 || stallsBegun.get() > 0, "a writer beside a downgraded reader");
+        // Seen here, on this thread, at once: a write hold passed on under this read is already the client's.
+        for (Lease held : engine.heldLeases()) {
+            check(
+                    ((LeaseImpl) held).key().mode() != Mode.WRITE || !held.isValid() || stallsBegun.get() > 0,
+                    "a write hold beside the downgraded read: " + held);
+        }
         readers.decrementAndGet();
-        rw.readLock().unlock();
+        unlockQuietly(rw.readLock());
     }
 
     /** Reads, then leaves. */
@@ -151,31 +205,49 @@ public class HandOffModelCheckTest {
     public void read() {
         rw.readLock().lock();
         readers.incrementAndGet();
-        check(writers.get() == 0, "a reader beside a writer");
+        check(writers.get() == 0 || stallsBegun.get() > 0, "a reader beside a writer");
         readers.decrementAndGet();
-        rw.readLock().unlock();
-    }
-
-    /** After every caller is done: nothing held at the store, nothing left in the client. */
-    @Validate
-    public void nothingHeld() {
-        TO_CLOSE.add(client);
-        check(client.heldLeases().isEmpty(), "held by the client after all callers are done: " + client.heldLeases());
-        for (String name : List.of("x", "rw")) {
-            client.describe(name)
-                    .forEach(info ->
-                            check(info.holders().isEmpty(), "held at the store after all callers are done: " + info));
-        }
+        unlockQuietly(rw.readLock());
     }
 
     /**
-     * Model checking: the fixed scenarios, then generated ones. Lincheck freezes {@code System.nanoTime()}
-     * here, so a waiter never asked before the last confirmation and no hold is passed on: this mode covers
-     * queueing, re-entry, downgrades and release to the store; hand-off is the stress case's.
+     * The client's scheduler stalls past every lease's local deadline (a GC pause): the clock moves on by
+     * more than the lease time and no timer runs; the next {@link #runTimers} catches up.
+     */
+    @Operation
+    public void stall() {
+        stallsBegun.incrementAndGet();
+        time.advance(TimeUnit.MILLISECONDS.toNanos(LEASE_MILLIS + 1_000));
+        stalls.incrementAndGet();
+    }
+
+    /** The scheduler runs every timer due: renewal ticks (which find a stalled lease lost), wait deadlines. */
+    @Operation
+    public void runTimers() {
+        time.runDue();
+    }
+
+    /** After every caller is done: nothing held at the store or the client, nobody waiting; then closes. */
+    @Validate
+    public void nothingHeld() {
+        check(engine.heldLeases().isEmpty(), "held by the client after all callers are done: " + engine.heldLeases());
+        check(engine.acquisitions.noneWaiting(), "a caller still waits after all callers are done");
+        for (String name : List.of("x", "rw")) {
+            engine.describe(name)
+                    .forEach(info -> check(
+                            info.holders().isEmpty() || stallsBegun.get() > 0,
+                            "held at the store after all callers are done: " + info));
+        }
+        engine.close();
+    }
+
+    /**
+     * Model checking: the fixed scenarios, then generated ones. Every caller, timer and store answer runs
+     * on the checker's threads, so the checker explores hand-off, expiry and renewal too.
      */
     @Test
     void modelChecking() throws Exception {
-        run(withFixedScenarios(new ModelCheckingOptions())
+        check(withFixedScenarios(new ModelCheckingOptions())
                 .iterations(Integer.getInteger("dlock.lincheck.iterations", 1))
                 .invocationsPerIteration(Integer.getInteger("dlock.lincheck.invocations", 12))
                 .threads(2)
@@ -184,10 +256,10 @@ public class HandOffModelCheckTest {
                 .actorsAfter(0));
     }
 
-    /** Stress: the same scenarios on real threads and the real clock, where holds are passed on. */
+    /** Stress: the same scenarios on real threads (the test's time still: timers run in its operations). */
     @Test
     void stress() throws Exception {
-        run(withFixedScenarios(new StressOptions())
+        check(withFixedScenarios(new StressOptions())
                 .iterations(Integer.getInteger("dlock.lincheck.iterations", 1) * 5)
                 .invocationsPerIteration(Integer.getInteger("dlock.lincheck.invocations", 12) * 20)
                 .threads(3)
@@ -198,81 +270,58 @@ public class HandOffModelCheckTest {
 
     /**
      * The scenarios that reach each guarded interleaving every time: a downgrade with a writer waiting
-     * behind it, two waiters and re-entry, re-entry beside a try.
+     * behind it (a hold must not pass under the downgraded read), two waiters and re-entry (hand-off),
+     * re-entry beside a try, re-entry beside a stall (a re-entry into a gone lease must throw), a waiter
+     * beside a stall and the timers.
      */
     private static <O extends Options<O, ?>> O withFixedScenarios(O options) {
-        return options.addCustomScenario(parallel(new String[] {"writeThenDowngrade"}, new String[] {"write"}))
+        return options.addCustomScenario(ModelChecks.parallel(
+                        HandOffModelCheckTest.class, List.of("writeThenDowngrade"), List.of("write")))
+                .addCustomScenario(ModelChecks.parallel(
+                        HandOffModelCheckTest.class, List.of("acquireRelease", "reenter"), List.of("acquireRelease")))
+                .addCustomScenario(ModelChecks.parallel(
+                        HandOffModelCheckTest.class, List.of("reenter"), List.of("tryAcquireRelease", "reenter")))
                 .addCustomScenario(
-                        parallel(new String[] {"acquireRelease", "reenter"}, new String[] {"acquireRelease"}))
-                .addCustomScenario(parallel(new String[] {"reenter"}, new String[] {"tryAcquireRelease", "reenter"}));
+                        ModelChecks.parallel(HandOffModelCheckTest.class, List.of("reenter"), List.of("stall")))
+                .addCustomScenario(ModelChecks.parallel(
+                        HandOffModelCheckTest.class, List.of("acquireRelease"), List.of("stall", "runTimers")));
     }
 
     /**
      * A downgrade beside another thread of the client already waiting for the read lock. Found by this test
      * on the engine before the fix: the downgrade queued behind that reader, which waits for the write hold
      * to end, so both waited forever ({@code lock()}); Lincheck reported the run as hung with the
-     * interleaving (within 60 interleavings, about 30 s; 5 were not enough). A downgrade now goes first in
-     * its local queue ({@code LocalQueues#enqueue}).
+     * interleaving. A downgrade now goes first in its local queue ({@code LocalQueues#enqueue}).
      */
     @Test
     void downgradeBesideAQueuedReader() throws Exception {
-        run(new ModelCheckingOptions()
-                .addCustomScenario(parallel(new String[] {"writeThenDowngrade"}, new String[] {"read"}))
+        check(new ModelCheckingOptions()
+                .addCustomScenario(ModelChecks.parallel(
+                        HandOffModelCheckTest.class, List.of("writeThenDowngrade"), List.of("read")))
                 .iterations(0)
                 .invocationsPerIteration(Integer.getInteger("dlock.lincheck.invocations", 12) * 5));
     }
 
-    /** A scenario of these threads, each running the named operations in order. */
-    private static ExecutionScenario parallel(String[]... threads) {
-        DSLScenarioBuilder scenario = new DSLScenarioBuilder();
-        scenario.parallel(p -> {
-            for (String[] operations : threads) {
-                p.thread(t -> {
-                    for (String operation : operations) {
-                        try {
-                            Method m = HandOffModelCheckTest.class.getMethod(operation);
-                            t.add(new Actor(m, List.of(), false, false, false, false, false));
-                        } catch (NoSuchMethodException e) {
-                            throw new IllegalArgumentException(operation, e);
-                        }
-                    }
-                    return Unit.INSTANCE;
-                });
-            }
-            return Unit.INSTANCE;
-        });
-        return scenario.buildScenario();
+    private static void check(Options<?, ?> options) {
+        ModelChecks.check(options, HandOffModelCheckTest.class, HandOffSpec.class);
     }
 
-    /** Runs the check; a thread of ours closes each run's client off the model checker's threads. */
-    private static void run(Options<?, ?> options) throws Exception {
-        AtomicBoolean stop = new AtomicBoolean();
-        Thread closer = new Thread(() -> closeAll(stop), "lincheck-client-closer");
-        closer.start();
-        try {
-            // Lincheck reports a run as hung after its invocation timeout; on a loaded shared machine the
-            // first runs (while it instruments the classes) take longer than its default, so allow more.
-            // (A public Kotlin method whose name Kotlin mangles as module-internal.)
-            options.invocationTimeout$lincheck(TimeUnit.SECONDS.toMillis(120));
-            options.check(HandOffModelCheckTest.class);
-        } finally {
-            stop.set(true);
-            closer.join();
-        }
-    }
+    /** The sequential specification: every operation returns normally. */
+    public static final class HandOffSpec {
+        public void acquireRelease() {}
 
-    private static void closeAll(AtomicBoolean stop) {
-        while (!stop.get() || !TO_CLOSE.isEmpty()) {
-            LockClient c = TO_CLOSE.poll();
-            if (c != null) {
-                c.close();
-                continue;
-            }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                return;
-            }
-        }
+        public void tryAcquireRelease() {}
+
+        public void reenter() {}
+
+        public void write() {}
+
+        public void writeThenDowngrade() {}
+
+        public void read() {}
+
+        public void stall() {}
+
+        public void runTimers() {}
     }
 }

@@ -27,7 +27,7 @@ public final class LaterReleases {
     private static final long MIN_LEASE_MILLIS = DistributedLock.MIN_LEASE_TIME.toMillis();
 
     private final Store store;
-    /** When each planned lease is due, as {@code System.nanoTime()}. */
+    /** When each planned lease is due, as {@code store.nanoTime()}. */
     private final Map<LeaseImpl, Long> due = new ConcurrentHashMap<>();
 
     LaterReleases(Store store) {
@@ -36,7 +36,7 @@ public final class LaterReleases {
 
     /** Releases {@code lease} in {@code delayNanos} (more than zero), unless the client closes first. */
     void plan(LeaseImpl lease, long delayNanos) {
-        long at = System.nanoTime() + delayNanos;
+        long at = store.nanoTime() + delayNanos;
         due.merge(lease, at, (planned, now) -> planned - now <= 0 ? planned : now);
         if (store.schedule(() -> release(lease), delayNanos) == null) {
             due.remove(lease); // the client has closed: released like any other lease
@@ -63,7 +63,7 @@ public final class LaterReleases {
         if (at == null) {
             return false;
         }
-        long leftMillis = TimeUnit.NANOSECONDS.toMillis(at - System.nanoTime()) + 1;
+        long leftMillis = TimeUnit.NANOSECONDS.toMillis(at - store.nanoTime()) + 1;
         if (leftMillis < MIN_LEASE_MILLIS) {
             return false;
         }

@@ -93,7 +93,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         this.pass = from.pass + 1;
         this.chainStartNanos = from.chainStartNanos;
         this.chain = from.chain != null ? from.chain : new HoldChain();
-        this.grantedNanos = System.nanoTime();
+        this.grantedNanos = parts.store().nanoTime();
     }
 
     /**
@@ -124,7 +124,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         parts.watchdog().remove(this);
         renewal.keepForGood(); // an extend() waiting for it wakes and sees the lease released
         next.chain.add(this::settlePassedOn);
-        parts.events().released(key.name(), System.nanoTime() - grantedNanos);
+        parts.events().released(key.name(), parts.store().nanoTime() - grantedNanos);
         return next;
     }
 
@@ -263,7 +263,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         if (state.get() != HELD) {
             return Duration.ZERO;
         }
-        long now = System.nanoTime();
+        long now = parts.store().nanoTime();
         long left = Math.min(deadlineNanos() - now, parts.watchdog().sessionLeftNanos(now));
         return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
     }
@@ -273,9 +273,14 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         return Duration.ofNanos(heldForNanos());
     }
 
+    @Override
+    long nanoTime() {
+        return parts.store().nanoTime();
+    }
+
     /** {@return {@link #heldFor()} in nanoseconds, without a {@code Duration} (the release path counts it)} */
     public long heldForNanos() {
-        return System.nanoTime() - grantedNanos;
+        return parts.store().nanoTime() - grantedNanos;
     }
 
     @Override

@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
  * The clock side of a lease: its lease time, its local deadline, when the store last confirmed it and when
  * the watchdog renews it next.
  *
- * <p>Deadline: computed from {@code System.nanoTime()} taken before the grant or renewal request was
+ * <p>Deadline: computed from {@link #nanoTime()} (the client's clock) taken before the grant or renewal request was
  * sent, plus the lease time, minus a {@link DriftMargin}, so the local deadline always falls before the
  * store's expiry. It never uses wall-clock time and never the arrival time of a reply.
  *
@@ -82,9 +82,12 @@ abstract class LeaseTiming {
         return confirmedNanos;
     }
 
+    /** {@return now on the client's clock ({@code Store#nanoTime})} */
+    abstract long nanoTime();
+
     /** Whether the local deadline has not passed yet. */
     final boolean beforeDeadline() {
-        return System.nanoTime() - deadlineNanos < 0;
+        return nanoTime() - deadlineNanos < 0;
     }
 
     /** A renewal asking for another lease time was sent: the deadline is the earlier of the two. */

@@ -186,7 +186,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
      * How long the backend's session is certainly kept from {@code now}: a lease of a session store is
      * valid no longer than that, whatever its own deadline.
      *
-     * @param now {@code System.nanoTime()}
+     * @param now {@code store.nanoTime()}
      * @return nanoseconds, not positive once the session is not live; {@code Long.MAX_VALUE} for a store
      *     without a session
      */
@@ -223,7 +223,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
                 next.cancel(false);
             }
             nextAtNanos = atNanos;
-            next = store.schedule(this::tick, atNanos - System.nanoTime());
+            next = store.schedule(this::tick, atNanos - store.nanoTime());
         } finally {
             lock.unlock();
         }
@@ -237,7 +237,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
         } finally {
             lock.unlock();
         }
-        long now = System.nanoTime();
+        long now = store.nanoTime();
         SessionLeases s = session;
         boolean sessionOver = s != null && !leases.isEmpty() && now - s.liveUntilNanos() >= 0;
         List<LeaseImpl> batch = new ArrayList<>();
@@ -285,7 +285,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             }
         }
         if (earliest != Long.MAX_VALUE) {
-            scheduleBy(Math.max(earliest, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1)));
+            scheduleBy(Math.max(earliest, store.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1)));
         }
     }
 
@@ -308,7 +308,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
         }
         store.renew(requests, null, (lostOwners, error) -> {
             int lost = 0;
-            long now = System.nanoTime();
+            long now = store.nanoTime();
             for (LeaseImpl lease : batch) {
                 if (error != null) {
                     lease.nextRenewNanos = now + Math.max(MIN_RETRY_NANOS, lease.leaseNanos() / 10);
@@ -358,7 +358,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
                 inFlight.join(); // bounded: every store call ends within the operation timeout
             }
         }
-        long sent = System.nanoTime();
+        long sent = store.nanoTime();
         long deadline = LeaseImpl.newDeadline(sent, millis);
         lease.shortenDeadline(deadline); // the store may apply a shorter time before it answers
         Set<String> lostOwners;
@@ -366,7 +366,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             lostOwners = Waits.join(
                     store.renew(List.of(new RenewRequest(lease.key(), lease.owner(), millis)), lease.name(), null));
         } catch (RuntimeException unknownOutcome) {
-            lease.nextRenewNanos = System.nanoTime(); // applied or not: renewed at once, on the old time
+            lease.nextRenewNanos = store.nanoTime(); // applied or not: renewed at once, on the old time
             claim.end();
             rescheduleFor(lease);
             throw unknownOutcome;
@@ -376,7 +376,7 @@ public final class Watchdog implements BackendContext.BackendEvents {
             lease.markLost("the store no longer held it when it was extended");
             throw lease.lostException("the store no longer held it when it was extended");
         }
-        boolean inTime = lease.isHeld() && System.nanoTime() - deadline < 0;
+        boolean inTime = lease.isHeld() && store.nanoTime() - deadline < 0;
         if (inTime) {
             lease.renewed(sent, millis);
             owedCut(lease, sent);

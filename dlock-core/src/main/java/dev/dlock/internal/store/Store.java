@@ -3,6 +3,7 @@ package dev.dlock.internal.store;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockException;
 import dev.dlock.LockInfo;
+import dev.dlock.internal.base.Timebase;
 import dev.dlock.spi.AcquireRequest;
 import dev.dlock.spi.AcquireResult;
 import dev.dlock.spi.BackendContext;
@@ -19,8 +20,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -29,8 +30,8 @@ import java.util.function.Supplier;
 
 /**
  * The engine's one way to its store: every {@link LockBackend} call, each bounded by the operation timeout
- * ({@link StoreCalls}), and the client's one scheduler thread, which serves those timeouts and every timer
- * of the engine.
+ * ({@link StoreCalls}), and the client's one scheduler, which serves those timeouts and every timer of the
+ * engine, and its one clock ({@link Timebase}).
  *
  * <p>Design: one method per store operation, so no caller holds the backend and no caller can forget the
  * timeout. A call is described by a verb, a name and a detail, joined into a message only when it fails,
@@ -49,7 +50,8 @@ import java.util.function.Supplier;
 public final class Store {
     private static final AtomicInteger CLIENTS = new AtomicInteger();
 
-    private final ScheduledThreadPoolExecutor scheduler;
+    private final Timebase time;
+    private final ScheduledExecutorService scheduler;
     private final StoreCalls calls;
     private final Retries retries = new Retries(this::schedule, this::isClosed);
     private final long timeoutNanos;
@@ -64,17 +66,12 @@ public final class Store {
      * A store route for one client, with its scheduler thread; the backend is opened by {@link #open}.
      *
      * @param operationTimeout bounds every store call
+     * @param time the client's clock and the source of its scheduler
      */
-    public Store(Duration operationTimeout) {
-        int id = CLIENTS.incrementAndGet();
-        this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "dlock-scheduler-" + id);
-            t.setDaemon(true);
-            return t;
-        });
-        scheduler.setRemoveOnCancelPolicy(true);
-        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        this.calls = new StoreCalls(scheduler, operationTimeout);
+    public Store(Duration operationTimeout, Timebase time) {
+        this.time = time;
+        this.scheduler = time.newScheduler(CLIENTS.incrementAndGet());
+        this.calls = new StoreCalls(scheduler, time, operationTimeout);
         this.timeoutNanos = operationTimeout.toNanos();
     }
 
@@ -342,7 +339,12 @@ public final class Store {
         return backend.tokenBlock();
     }
 
-    // ---- timers and closing
+    // ---- time, timers and closing
+
+    /** {@return now on the client's clock ({@link Timebase#nanoTime()}): every engine reading of time} */
+    public long nanoTime() {
+        return time.nanoTime();
+    }
 
     /**
      * Runs a task on the scheduler thread after a delay.

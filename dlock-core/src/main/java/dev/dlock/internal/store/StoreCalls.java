@@ -2,6 +2,7 @@ package dev.dlock.internal.store;
 
 import dev.dlock.LockBackendException;
 import dev.dlock.LockException;
+import dev.dlock.internal.base.Timebase;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
@@ -12,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,7 +39,8 @@ public final class StoreCalls {
     /** How often close() looks again for a call still being handed to the backend. */
     private static final long PEEK_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
 
-    private final ScheduledThreadPoolExecutor scheduler;
+    private final ScheduledExecutorService scheduler;
+    private final Timebase time;
     private final Duration operationTimeout;
     private final long timeoutNanos;
     /**
@@ -51,8 +53,9 @@ public final class StoreCalls {
 
     private final AtomicBoolean expiryScheduled = new AtomicBoolean();
 
-    StoreCalls(ScheduledThreadPoolExecutor scheduler, Duration operationTimeout) {
+    StoreCalls(ScheduledExecutorService scheduler, Timebase time, Duration operationTimeout) {
         this.scheduler = scheduler;
+        this.time = time;
         this.operationTimeout = operationTimeout;
         this.timeoutNanos = operationTimeout.toNanos();
     }
@@ -90,7 +93,7 @@ public final class StoreCalls {
         }
         CompletableFuture<?> answered =
                 stage.whenComplete((v, e) -> settle(result, lateAnswer, verb, name, detail, v, e));
-        unanswered.add(new Unanswered(result, settled, answered, verb, name, detail, System.nanoTime() + timeoutNanos));
+        unanswered.add(new Unanswered(result, settled, answered, verb, name, detail, time.nanoTime() + timeoutNanos));
         scheduleExpiry();
         return settled;
     }
@@ -180,7 +183,7 @@ public final class StoreCalls {
             return;
         }
         try {
-            scheduler.schedule(this::expireUnanswered, oldest.deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
+            scheduler.schedule(this::expireUnanswered, oldest.deadlineNanos - time.nanoTime(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException closed) {
             Unanswered u;
             while ((u = unanswered.poll()) != null) {
@@ -203,7 +206,7 @@ public final class StoreCalls {
 
     private void expireUnanswered() {
         expiryScheduled.set(false);
-        long now = System.nanoTime();
+        long now = time.nanoTime();
         Unanswered head;
         while ((head = unanswered.peek()) != null && (head.result.isDone() || head.deadlineNanos - now <= 0)) {
             if (!head.result.isDone()) {
@@ -285,14 +288,14 @@ public final class StoreCalls {
      * @param sending how many calls are on their way to being tracked
      */
     void awaitAnswers(IntSupplier sending) {
-        long until = System.nanoTime() + timeoutNanos;
+        long until = time.nanoTime() + timeoutNanos;
         while (true) {
             int onTheirWay = sending.getAsInt();
             CompletableFuture<?>[] pending = java.util.stream.Stream.concat(
                             unanswered.stream().map(u -> u.settled), lateAnswers.stream())
                     .filter(f -> !f.isDone())
                     .toArray(CompletableFuture[]::new);
-            long left = until - System.nanoTime();
+            long left = until - time.nanoTime();
             if ((pending.length == 0 && onTheirWay == 0) || left <= 0) {
                 return;
             }

@@ -68,7 +68,8 @@ final class MultiLockHandle extends ThreadOwnedLock {
         volatile Acquisition current;
 
         Run(Duration wait) {
-            deadlineNanos = Checks.deadline(System.nanoTime(), Checks.saturatedNanos(Checks.nonNegative(wait, "wait")));
+            deadlineNanos = Checks.deadline(
+                    parts.acquisitions().nanoTime(), Checks.saturatedNanos(Checks.nonNegative(wait, "wait")));
             result.whenComplete((lease, error) -> {
                 if (result.isCancelled()) {
                     Acquisition a = current;
@@ -87,7 +88,7 @@ final class MultiLockHandle extends ThreadOwnedLock {
             if (taken.stream().anyMatch(part -> !part.isValid())) {
                 // A part taken earlier expired (or was lost) while a later one was awaited: never hand
                 // out a multi-lease with a dead part. Start over, in name order, within the deadline.
-                if (deadlineNanos != Long.MAX_VALUE && System.nanoTime() - deadlineNanos >= 0) {
+                if (deadlineNanos != Long.MAX_VALUE && parts.acquisitions().nanoTime() - deadlineNanos >= 0) {
                     failAfterReleasing(new LockTimeoutException("could not acquire multi-lock [" + name
                             + "] within the wait: a part expired before the last part was granted"
                             + " (lease time " + Duration.ofMillis(leaseMillis)
@@ -104,8 +105,9 @@ final class MultiLockHandle extends ThreadOwnedLock {
                 }
                 return;
             }
-            long left =
-                    deadlineNanos == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0, deadlineNanos - System.nanoTime());
+            long left = deadlineNanos == Long.MAX_VALUE
+                    ? Long.MAX_VALUE
+                    : Math.max(0, deadlineNanos - parts.acquisitions().nanoTime());
             Acquisition a;
             try {
                 a = parts.acquisitions()

@@ -52,7 +52,7 @@ public final class Acquisition extends WaitState {
      * @param downgradeFrom the owner of this thread's write hold when it takes the read lock, else null
      */
     Acquisition(Parts parts, Terms terms, Supplier<String> owners, long waitNanos, String downgradeFrom) {
-        super(parts.events(), terms.key(), waitNanos);
+        super(parts.events(), terms.key(), waitNanos, parts.store().nanoTime());
         this.parts = parts;
         this.terms = terms;
         this.downgradeFrom = downgradeFrom;
@@ -93,7 +93,10 @@ public final class Acquisition extends WaitState {
         if (deadlineNanos == Long.MAX_VALUE) {
             return;
         }
-        ScheduledFuture<?> t = parts.store().schedule(() -> fail(deadlinePassed()), deadlineNanos - System.nanoTime());
+        ScheduledFuture<?> t = parts.store()
+                .schedule(
+                        () -> fail(deadlinePassed()),
+                        deadlineNanos - parts.store().nanoTime());
         if (t != null) {
             keepDeadlineTimer(t);
         }
@@ -119,6 +122,11 @@ public final class Acquisition extends WaitState {
         } else {
             wake(false);
         }
+    }
+
+    @Override
+    long nanoTime() {
+        return parts.store().nanoTime();
     }
 
     /** Whether this is a downgrade: the read lock taken by the thread that holds the write lock. */
@@ -160,7 +168,7 @@ public final class Acquisition extends WaitState {
      * @return false if the wait ended (or its deadline passed) or the lease is not valid
      */
     boolean takePass(LeaseImpl lease) {
-        if (System.nanoTime() - deadlineNanos >= 0 || !lease.isValid() || !finish()) {
+        if (parts.store().nanoTime() - deadlineNanos >= 0 || !lease.isValid() || !finish()) {
             return false;
         }
         deliver(lease, false);
@@ -168,7 +176,7 @@ public final class Acquisition extends WaitState {
     }
 
     private void attempt() {
-        long sentNanos = System.nanoTime();
+        long sentNanos = parts.store().nanoTime();
         AcquireRequest sent = request.current();
         parts.store().acquire(sent, (answer, error) -> onAnswer(sent, answer, error, sentNanos));
     }
@@ -194,7 +202,7 @@ public final class Acquisition extends WaitState {
         if (answer.isHeldBack()) {
             heldBack(answer.retryAfterMillis());
         }
-        long now = System.nanoTime();
+        long now = parts.store().nanoTime();
         switch (afterBusy(now, request.retryDelayNanos(answer, now, deadlineNanos))) {
             case TIME_OUT -> fail(deadlinePassed());
             case SUBSCRIBE -> subscribeThenRetry();

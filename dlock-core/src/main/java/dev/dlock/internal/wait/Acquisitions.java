@@ -99,7 +99,7 @@ public final class Acquisitions {
      * Closing: waits until no release runs in the hand-off any more, at most until {@code untilNanos};
      * called once the client is marked closing, after which releases only give back to the store.
      *
-     * @param untilNanos a {@code System.nanoTime()} deadline
+     * @param untilNanos a deadline on the client's clock ({@link #nanoTime()})
      */
     public void awaitReleases(long untilNanos) {
         cohort.awaitReleases(untilNanos);
@@ -117,6 +117,11 @@ public final class Acquisitions {
     /** Closing: cancels every wake-up subscription. */
     public void closeSubscriptions() {
         queues.closeSubscriptions();
+    }
+
+    /** {@return now on the client's clock ({@link Store#nanoTime})} */
+    public long nanoTime() {
+        return store.nanoTime();
     }
 
     /** {@return whether no caller of this client waits (for tests: nothing is left behind)} */

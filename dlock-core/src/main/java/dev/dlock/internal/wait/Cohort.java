@@ -109,7 +109,7 @@ final class Cohort implements HoldRoute {
             if (!lease.renewal().start()) {
                 return releaseToStore(lease, localWakeDelayNanos(lease)); // a renewal is at the store
             }
-            long sent = System.nanoTime();
+            long sent = store.nanoTime();
             RenewRequest confirm = new RenewRequest(lease.key(), lease.owner(), lease.leaseMillis());
             CompletableFuture<CompletableFuture<Boolean>> then = new CompletableFuture<>();
             store.renew(List.of(confirm), lease.key().name(), (lostOwners, error) -> {
@@ -198,7 +198,7 @@ final class Cohort implements HoldRoute {
         LockKey key = lease.key();
         if (localWakeDelayNanos != 0) {
             // Before the release: a store may deliver its wake-up while the release is on its way.
-            queues.holdBack(key, System.nanoTime() + localWakeDelayNanos);
+            queues.holdBack(key, store.nanoTime() + localWakeDelayNanos);
         }
         return store.release(key, lease.owner(), "", (wasHeld, error) -> {
             lease.releaseAnswered(error != null || wasHeld);
@@ -246,7 +246,7 @@ final class Cohort implements HoldRoute {
      * client is marked closing, after which new ones only give back to the store.
      */
     void awaitReleases(long untilNanos) {
-        while (inFlight.get() > 0 && System.nanoTime() - untilNanos < 0) {
+        while (inFlight.get() > 0 && store.nanoTime() - untilNanos < 0) {
             Thread.onSpinWait();
             Thread.yield();
         }
@@ -267,7 +267,7 @@ final class Cohort implements HoldRoute {
      */
     private boolean fresh(LeaseImpl lease, Acquisition waiter, boolean checkAge) {
         long confirmed = lease.confirmedNanos();
-        return waiter.askedNanos() - confirmed < 0 && (!checkAge || System.nanoTime() - confirmed < freshNanos);
+        return waiter.askedNanos() - confirmed < 0 && (!checkAge || store.nanoTime() - confirmed < freshNanos);
     }
 
     private boolean allowed(LeaseImpl lease) {
@@ -276,7 +276,7 @@ final class Cohort implements HoldRoute {
                 && lease.renews()
                 && !lease.isDowngraded()
                 && lease.pass() < maxPasses
-                && System.nanoTime() - lease.chainStartNanos() < maxNanos
+                && store.nanoTime() - lease.chainStartNanos() < maxNanos
                 && lease.isValid();
     }
 }

@@ -40,7 +40,7 @@ final class LocalQueue {
         Acquisition head = waiting.peekFirst();
         if (head != null && (nextOwner == null || nextOwner.equals(head.owner()))) {
             long until = holdBackUntilNanos;
-            head.wake(until == 0 || System.nanoTime() - until >= 0);
+            head.wake(until == 0 || head.nanoTime() - until >= 0);
         }
     }
 

@@ -28,18 +28,23 @@ abstract class WaitOutcome {
     /** How long the caller asked to wait. */
     final long waitNanos;
 
-    private final long startNanos = System.nanoTime();
+    private final long startNanos;
     /** When the store's last hold-back of this wait ends (wall clock, for the message); 0 for none. */
     private volatile long heldBackUntilMillis;
 
     /**
      * @param waitNanos how long the caller asked to wait, for the timeout's message
+     * @param startNanos now, on the client's clock
      */
-    WaitOutcome(ListenerEvents events, LockKey key, long waitNanos) {
+    WaitOutcome(ListenerEvents events, LockKey key, long waitNanos, long startNanos) {
         this.events = events;
         this.key = key;
         this.waitNanos = waitNanos;
+        this.startNanos = startNanos;
     }
+
+    /** {@return now on the client's clock ({@code Store#nanoTime})} */
+    abstract long nanoTime();
 
     /**
      * The caller's future, which ends the wait when the caller cancels it. An override rather than a
@@ -55,7 +60,7 @@ abstract class WaitOutcome {
                 try {
                     join();
                 } catch (CancellationException e) {
-                    events.failed(key.name(), System.nanoTime() - startNanos, e);
+                    events.failed(key.name(), nanoTime() - startNanos, e);
                 }
             }
             return cancelled;
@@ -74,7 +79,7 @@ abstract class WaitOutcome {
         return future;
     }
 
-    /** When the wait began ({@link System#nanoTime()}). */
+    /** When the wait began ({@link #nanoTime()}). */
     final long startNanos() {
         return startNanos;
     }
@@ -86,13 +91,13 @@ abstract class WaitOutcome {
      *     releases it
      */
     final boolean completeGranted(LeaseImpl lease) {
-        events.acquired(key.name(), System.nanoTime() - startNanos);
+        events.acquired(key.name(), nanoTime() - startNanos);
         return future.complete(lease);
     }
 
     /** Ends the wait with an error (timeout, store failure, client closed), reported to the listeners. */
     final void completeFailed(LockException cause) {
-        events.failed(key.name(), System.nanoTime() - startNanos, cause);
+        events.failed(key.name(), nanoTime() - startNanos, cause);
         future.completeExceptionally(cause);
     }
 

@@ -67,7 +67,7 @@ abstract class WaitState extends WaitOutcome {
         ENDED_AFTER_ASKING
     }
 
-    /** When the wait ends at the latest ({@link System#nanoTime()}; {@code Long.MAX_VALUE} for never). */
+    /** When the wait ends at the latest ({@link #nanoTime()}; {@code Long.MAX_VALUE} for never). */
     final long deadlineNanos;
 
     private final ReentrantLock lock = new ReentrantLock();
@@ -83,8 +83,8 @@ abstract class WaitState extends WaitOutcome {
     /** Ends a timed wait at its deadline, whatever is in flight then (a zero wait makes one attempt). */
     private ScheduledFuture<?> deadlineTimer;
 
-    WaitState(ListenerEvents events, LockKey key, long waitNanos) {
-        super(events, key, waitNanos);
+    WaitState(ListenerEvents events, LockKey key, long waitNanos, long startNanos) {
+        super(events, key, waitNanos, startNanos);
         this.deadlineNanos = Checks.deadline(startNanos(), waitNanos);
     }
 
@@ -222,7 +222,7 @@ abstract class WaitState extends WaitOutcome {
     final boolean asksBeforeDeadline() {
         lock.lock();
         try {
-            return state == State.IN_FLIGHT && System.nanoTime() - deadlineNanos < 0;
+            return state == State.IN_FLIGHT && nanoTime() - deadlineNanos < 0;
         } finally {
             lock.unlock();
         }
@@ -242,7 +242,7 @@ abstract class WaitState extends WaitOutcome {
     final boolean isLive() {
         lock.lock();
         try {
-            return state != State.DONE && System.nanoTime() - deadlineNanos < 0;
+            return state != State.DONE && nanoTime() - deadlineNanos < 0;
         } finally {
             lock.unlock();
         }
