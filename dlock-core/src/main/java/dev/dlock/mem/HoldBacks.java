@@ -22,7 +22,10 @@ final class HoldBacks {
 
     /** A lease of this time was granted or renewed in the namespace. */
     void leased(String namespace, long leaseMillis) {
-        longestLeaseMillis.merge(namespace, leaseMillis, Math::max);
+        Long longest = longestLeaseMillis.get(namespace);
+        if (longest == null || longest < leaseMillis) { // no boxing on the usual path: same lease time again
+            longestLeaseMillis.put(namespace, leaseMillis);
+        }
     }
 
     /** The store lost its state at {@code nowNanos}: every namespace with leases is held back. */

@@ -5,11 +5,12 @@ import dev.dlock.LeaseLostException;
 import dev.dlock.internal.base.Checks;
 import dev.dlock.internal.base.Waits;
 import dev.dlock.spi.LockKey;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One holder's lease: a grant from the store, or a hold passed on from another caller of this client
@@ -25,11 +26,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link #renewal()}).
  *
  * <p>Lost signal: {@link #whenLost()} completes on the common pool, never on a store or scheduler thread.
+ * Its future is made when somebody first asks for it: most leases end without anybody asking, and the
+ * future and its ending were two objects of every lock+unlock cycle (issue 25). How the signal ends is
+ * kept once known ({@link #ending}), so a future asked for later is made already settled.
  */
 public final class LeaseImpl extends LeaseTiming implements HeldLease {
     private static final int HELD = 0;
     private static final int RELEASED = 1;
     private static final int LOST = 2;
+    /** {@link #ending} of a lease that ended without being lost: {@link #whenLost()} is cancelled. */
+    private static final Object CLEAN = new Object();
+
+    private static final VarHandle STATE;
+    private static final VarHandle LOST_SIGNAL;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            STATE = lookup.findVarHandle(LeaseImpl.class, "state", int.class);
+            LOST_SIGNAL = lookup.findVarHandle(LeaseImpl.class, "lost", CompletableFuture.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final LeaseParts parts;
     private final LockKey key;
@@ -44,8 +63,16 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
     private final HoldChain chain;
 
     private final long grantedNanos;
-    private final AtomicInteger state = new AtomicInteger(HELD);
-    private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+    /**
+     * HELD (0, the default: no volatile write in the constructor), then RELEASED or LOST, moved by
+     * compare-and-set through {@link #STATE}; a field rather than an AtomicInteger: one object less.
+     */
+    private volatile int state;
+    /** The lost signal, made when first asked for ({@link #whenLost()}); set once ({@link #LOST_SIGNAL}). */
+    private volatile CompletableFuture<LeaseLostException> lost;
+    /** How the lost signal ends once the lease ended: {@link #CLEAN}, or the {@link LeaseLostException}. */
+    private volatile Object ending;
+
     private volatile String lostReason;
     /** Set while a thread's {@code Lock} view holds this lease, so the watchdog can see the thread die. */
     private volatile Thread ownerThread;
@@ -114,7 +141,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         }
         LeaseImpl next = new LeaseImpl(this);
         successor = next; // before the state change, so that a concurrent markLost finds it
-        if (!state.compareAndSet(HELD, RELEASED)) {
+        if (!STATE.compareAndSet(this, HELD, RELEASED)) {
             successor = null;
             if (!claimed) {
                 renewal.end();
@@ -136,16 +163,33 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
      */
     private void settlePassedOn(String reason) {
         if (reason == null) {
-            lost.completeExceptionally(CleanEnd.signal());
+            endLostSignal(CLEAN);
             return;
         }
         parts.events().lost(key.name(), reason);
-        signalLost(lostException(reason + " (after it passed the hold to another caller)"));
+        endLostSignal(lostException(reason + " (after it passed the hold to another caller)"));
     }
 
-    /** Completes the lost signal on the common pool, never on a store or scheduler thread. */
-    private void signalLost(LeaseLostException signal) {
-        CompletableFuture.runAsync(() -> lost.complete(signal), ForkJoinPool.commonPool());
+    /**
+     * Keeps how the lost signal ends and ends the future if somebody asked for it. Written before the
+     * future is read here, and the future before the ending is read in {@link #whenLost()}: of two
+     * threads racing, at least one sees the other's write.
+     */
+    private void endLostSignal(Object how) {
+        ending = how;
+        CompletableFuture<LeaseLostException> signal = lost;
+        if (signal != null) {
+            complete(signal, how);
+        }
+    }
+
+    /** Cancels a clean end on this thread; completes a loss on the common pool. */
+    private static void complete(CompletableFuture<LeaseLostException> signal, Object how) {
+        if (how == CLEAN) {
+            signal.completeExceptionally(CleanEnd.signal());
+        } else {
+            CompletableFuture.runAsync(() -> signal.complete((LeaseLostException) how), ForkJoinPool.commonPool());
+        }
     }
 
     /** The hold this lease has ends here: the holders that passed it on learn how ({@link HoldChain}). */
@@ -208,11 +252,11 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     /** {@return whether the lease is held here: not released, passed on or lost (its deadline may have passed)} */
     public boolean isHeld() {
-        return state.get() == HELD;
+        return state == HELD;
     }
 
     boolean isLost() {
-        return state.get() == LOST;
+        return state == LOST;
     }
 
     @Override
@@ -232,7 +276,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     @Override
     public boolean isValid() {
-        return state.get() == HELD && beforeDeadline() && parts.store().leasesValid();
+        return state == HELD && beforeDeadline() && parts.store().leasesValid();
     }
 
     @Override
@@ -244,7 +288,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     /** Why the lease is not valid (it is not). */
     LeaseLostException notValid() {
-        if (state.get() == RELEASED) {
+        if (state == RELEASED) {
             return new LeaseLostException("lease on '" + key.name() + "' (token " + token + ") was released");
         }
         String reason = lostReason;
@@ -260,7 +304,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     @Override
     public Duration remaining() {
-        if (state.get() != HELD) {
+        if (state != HELD) {
             return Duration.ZERO;
         }
         long now = parts.store().nanoTime();
@@ -290,7 +334,23 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     @Override
     public CompletableFuture<LeaseLostException> whenLost() {
-        return lost;
+        CompletableFuture<LeaseLostException> signal = lost;
+        if (signal != null) {
+            return signal;
+        }
+        Object how = ending;
+        signal = how == null
+                ? new CompletableFuture<>()
+                : how == CLEAN
+                        ? CompletableFuture.failedFuture(CleanEnd.signal())
+                        : CompletableFuture.completedFuture((LeaseLostException) how);
+        if (!LOST_SIGNAL.compareAndSet(this, null, signal)) {
+            return lost;
+        }
+        if (how == null && (how = ending) != null) {
+            complete(signal, how); // the lease ended between the two reads of the ending
+        }
+        return signal;
     }
 
     /**
@@ -300,7 +360,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
      * @return true if this call moved the lease from held to lost
      */
     public boolean markLost(String reason) {
-        if (!state.compareAndSet(HELD, LOST)) {
+        if (!STATE.compareAndSet(this, HELD, LOST)) {
             LeaseImpl next = successor;
             if (next != null) {
                 next.markLost(reason); // the hold was passed on: its current holder is told
@@ -310,7 +370,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         lostReason = reason;
         parts.watchdog().remove(this);
         parts.events().lost(key.name(), reason);
-        signalLost(lostException(reason));
+        endLostSignal(lostException(reason));
         endChain(reason);
         parts.route().ended(key);
         return true;
@@ -328,7 +388,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
 
     @Override
     public String lostReason() {
-        return state.get() == LOST ? (lostReason != null ? lostReason : "lost") : null;
+        return state == LOST ? (lostReason != null ? lostReason : "lost") : null;
     }
 
     @Override
@@ -365,7 +425,7 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
      * @return false if the lease was not held
      */
     public boolean stopHolding() {
-        if (!state.compareAndSet(HELD, RELEASED)) {
+        if (!STATE.compareAndSet(this, HELD, RELEASED)) {
             return false;
         }
         parts.watchdog().remove(this);
@@ -379,23 +439,21 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
      */
     public void releaseAnswered(boolean heldThere) {
         if (heldThere) {
-            lost.completeExceptionally(CleanEnd.signal());
+            endLostSignal(CLEAN);
             endChain(null);
             return;
         }
         lostReason = "the store no longer held it at release";
-        state.set(LOST);
+        state = LOST;
         parts.events().lost(key.name(), lostReason);
-        signalLost(lostException(lostReason));
+        endLostSignal(lostException(lostReason));
         endChain(lostReason);
     }
 
     @Override
     public String toString() {
         return "Lease[" + key.name() + ", " + key.mode() + ", token=" + token + ", "
-                + (state.get() == HELD
-                        ? "held, " + remaining().toMillis() + "ms left"
-                        : state.get() == LOST ? "lost" : "released")
+                + (state == HELD ? "held, " + remaining().toMillis() + "ms left" : state == LOST ? "lost" : "released")
                 + "]";
     }
 }

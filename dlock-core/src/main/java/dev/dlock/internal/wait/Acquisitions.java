@@ -10,8 +10,6 @@ import dev.dlock.internal.store.Store;
 import dev.dlock.spi.LockKey;
 import java.time.Duration;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Supplier;
 
 /**
  * The waiting side of one client, and its one door: starts every {@link Acquisition}, keeps the local
@@ -27,10 +25,8 @@ public final class Acquisitions {
     private final LocalQueues queues;
     private final Cohort cohort;
     private final Parts parts;
-    /** {@code pid@host#}: every owner id starts with it ({@link #newOwner}). */
-    private final String label = processLabel() + "#";
-    /** Drawn once: a method reference per acquisition would be one more object on the acquire path. */
-    private final Supplier<String> owners = this::newOwner;
+    /** Draws the owner ids, {@code pid@host#<128 random bits>}. */
+    private final OwnerIds owners = new OwnerIds();
 
     /**
      * The waiting side of a client whose store is open.
@@ -53,27 +49,6 @@ public final class Acquisitions {
         this.queues = new LocalQueues(localQueueLimit, events, store);
         this.cohort = new Cohort(store, events, queues, handoffPasses, handoffTime);
         this.parts = new Parts(new LeaseParts(store, events, watchdog, cohort), queues);
-    }
-
-    private static String processLabel() {
-        String host = System.getenv("HOSTNAME");
-        if (host == null || host.isBlank()) {
-            try {
-                host = java.net.InetAddress.getLocalHost().getHostName();
-            } catch (java.io.IOException e) {
-                host = "localhost";
-            }
-        }
-        String label = ProcessHandle.current().pid() + "@" + host.replaceAll("[^A-Za-z0-9._-]", "_");
-        return label.length() > 60 ? label.substring(0, 60) : label;
-    }
-
-    /** A new owner id: {@code pid@host#<128 random bits>}. */
-    private String newOwner() {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        return label
-                + Long.toHexString(r.nextLong() | Long.MIN_VALUE)
-                + Long.toHexString(r.nextLong() | Long.MIN_VALUE);
     }
 
     /**
