@@ -80,11 +80,13 @@ final class EtcdBackend implements LockBackend, LeaseKeeper.Listener {
     }
 
     /**
-     * Opens a backend, checking within the operation timeout that the cluster answers reads, and hands
+     * Opens a backend, checking within the operation timeout that the cluster answers reads and that no
+     * member may revoke live leases after a stall ({@link StaleLeaderCheck}), and hands
      * the client's etcd lease to the engine as its session. The first open in a JVM also loads jetcd's
      * gRPC, Netty and Vert.x code before its request is sent; the request's wait is bounded all the same.
      */
-    static EtcdBackend open(Client client, boolean ownsClient, String prefix, BackendContext context) {
+    static EtcdBackend open(
+            Client client, boolean ownsClient, String prefix, BackendContext context, boolean allowStaleLeaderRevoke) {
         Duration budget = context.operationTimeout();
         try {
             new Calls(budget)
@@ -100,6 +102,14 @@ final class EtcdBackend implements LockBackend, LeaseKeeper.Listener {
             Throwable cause = Calls.unwrap(e);
             String why = cause instanceof LockBackendException ? cause.getMessage() : cause.toString();
             throw new LockBackendException("could not reach etcd within " + budget + ": " + why, cause);
+        }
+        try {
+            StaleLeaderCheck.verify(client, budget, allowStaleLeaderRevoke);
+        } catch (RuntimeException e) {
+            if (ownsClient) {
+                client.close();
+            }
+            throw e;
         }
         EtcdBackend backend = new EtcdBackend(client, ownsClient, prefix, context);
         context.events().leasesAreSession(backend.keeper);

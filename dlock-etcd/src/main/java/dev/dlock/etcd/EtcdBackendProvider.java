@@ -54,7 +54,7 @@ public final class EtcdBackendProvider implements LockBackendProvider {
                     throw new IllegalStateException("could not set up TLS for " + EtcdUri.redact(uri) + ": " + e, e);
                 }
             }
-            return EtcdBackend.open(builder.build(), true, parsed.prefix(), context);
+            return EtcdBackend.open(builder.build(), true, parsed.prefix(), context, parsed.allowStaleLeaderRevoke());
         };
     }
 }

@@ -37,6 +37,22 @@ public final class EtcdBackends {
      */
     public static LockBackendFactory of(Client client) {
         Objects.requireNonNull(client, "client must not be null");
-        return context -> EtcdBackend.open(client, false, "", context);
+        return context -> EtcdBackend.open(client, false, "", context, false);
+    }
+
+    /**
+     * A backend factory over a jetcd client, which stays owned by the caller, that accepts a cluster whose
+     * members run an etcd before 3.4.31 or 3.5.13 (with a warning in the log) instead of refusing it. Such a
+     * member, when it was the leader and stalled, may revoke leases the cluster still keeps alive on
+     * resuming (etcd-io/etcd#15247): another client is then granted a lock whose holder has not been told.
+     * For clusters that cannot be upgraded yet, with fencing tokens checked by the resource.
+     *
+     * @param client a jetcd {@code Client}
+     * @return a factory for {@code LockClient.builder(LockBackendFactory)}
+     * @throws NullPointerException if {@code client} is null
+     */
+    public static LockBackendFactory allowingStaleLeaderRevoke(Client client) {
+        Objects.requireNonNull(client, "client must not be null");
+        return context -> EtcdBackend.open(client, false, "", context, true);
     }
 }

@@ -12,13 +12,16 @@ import java.util.List;
  * <p>The port defaults to 2379. The prefix (path segments, no empty, {@code .} or {@code ..} segment) is
  * put before every key dlock writes, so that several applications can share one etcd. {@code user} and
  * {@code password} (percent-encoded) turn on etcd authentication; both or neither must be given.
+ * {@code allowStaleLeaderRevoke=true} accepts a cluster on an etcd that may revoke live leases after a
+ * leader stall ({@link StaleLeaderCheck}) instead of refusing it.
  *
  * @param endpoints {@code http(s)://host:port} for jetcd, in the order given
  * @param prefix the key prefix, empty or ending with {@code /}
  * @param user the etcd user, or null
  * @param password the etcd password, or null
+ * @param allowStaleLeaderRevoke whether an affected cluster is accepted ({@link StaleLeaderCheck})
  */
-record EtcdUri(List<String> endpoints, String prefix, String user, String password) {
+record EtcdUri(List<String> endpoints, String prefix, String user, String password, boolean allowStaleLeaderRevoke) {
     static final String SCHEME = "etcd://";
     static final String TLS_SCHEME = "etcds://";
     static final int DEFAULT_PORT = 2379;
@@ -59,6 +62,7 @@ record EtcdUri(List<String> endpoints, String prefix, String user, String passwo
         }
         String user = null;
         String password = null;
+        boolean allowStaleLeaderRevoke = false;
         if (query != null && !query.isEmpty()) {
             for (String param : query.split("&", -1)) {
                 int eq = param.indexOf('=');
@@ -67,16 +71,17 @@ record EtcdUri(List<String> endpoints, String prefix, String user, String passwo
                 switch (key) {
                     case "user" -> user = nonEmpty(key, value, uri);
                     case "password" -> password = nonEmpty(key, value, uri);
+                    case "allowStaleLeaderRevoke" -> allowStaleLeaderRevoke = bool(key, value, uri);
                     default ->
                         throw new IllegalArgumentException("unknown parameter '" + key + "' in etcd URI " + redact(uri)
-                                + " (known: user, password)");
+                                + " (known: user, password, allowStaleLeaderRevoke)");
                 }
             }
         }
         if ((user == null) != (password == null)) {
             throw new IllegalArgumentException("etcd URI needs both user and password, or neither: " + redact(uri));
         }
-        return new EtcdUri(List.copyOf(endpoints), prefix, user, password);
+        return new EtcdUri(List.copyOf(endpoints), prefix, user, password, allowStaleLeaderRevoke);
     }
 
     private static String prefix(String path, String uri) {
@@ -138,6 +143,14 @@ record EtcdUri(List<String> endpoints, String prefix, String user, String passwo
             }
         }
         return host + ":" + number;
+    }
+
+    private static boolean bool(String key, String value, String uri) {
+        if ("true".equals(value) || "false".equals(value)) {
+            return Boolean.parseBoolean(value);
+        }
+        throw new IllegalArgumentException(
+                key + " must be true or false, not '" + value + "', in etcd URI " + redact(uri));
     }
 
     private static String nonEmpty(String key, String value, String uri) {

@@ -24,6 +24,9 @@ class EtcdUriTest {
         assertThat(uri.endpoints()).isEqualTo(List.of("https://etcd.example:2379"));
         assertThat(uri.prefix()).isEmpty();
         assertThat(uri.user()).isNull();
+        assertThat(uri.allowStaleLeaderRevoke()).as("refused unless asked for").isFalse();
+        assertThat(EtcdUri.parse("etcd://a?allowStaleLeaderRevoke=true").allowStaleLeaderRevoke())
+                .isTrue();
     }
 
     @Test
@@ -40,6 +43,7 @@ class EtcdUriTest {
         assertBad("etcd://a?user=u", "both user and password");
         assertBad("etcd://a?password=secret", "both user and password");
         assertBad("etcd://a?user=&password=p", "empty user");
+        assertBad("etcd://a?allowStaleLeaderRevoke=yes", "allowStaleLeaderRevoke must be true or false, not 'yes'");
         assertBad("etcd://a?timeout=3", "unknown parameter 'timeout'");
         assertBad("etcd://u:p@a", "not user@host");
         assertBad("http://a:2379", "not an etcd URI");
