@@ -12,10 +12,14 @@ import javax.net.ssl.SSLException;
  * Serves {@code etcd://} and {@code etcds://} URIs. Registered with {@link java.util.ServiceLoader};
  * applications call {@code LockClient.connect("etcd://...")} and never use this class directly.
  *
- * <p>URI: {@code etcd://host[:port][,host[:port]...][/prefix][?user=..&password=..]}; {@code etcds://}
+ * <p>URI: {@code etcd://host[:port][,host[:port]...][/prefix][?user=..&password=..][&allowStaleLeaderRevoke=true]}; {@code etcds://}
  * connects with TLS, trusting the JDK's certificate authorities. The port defaults to 2379. The jetcd
  * client it opens gives up connecting and retrying after the dlock operation timeout, and is closed with
  * the {@code LockClient}. For an application's own jetcd client, see {@link EtcdBackends#of}.
+ *
+ * <p>A cluster whose members run an etcd before 3.4.31 or 3.5.13 is refused at open: a stalled leader
+ * there may revoke live leases when it resumes (etcd-io/etcd#15247). {@code ?allowStaleLeaderRevoke=true}
+ * accepts it with a warning in the log.
  */
 public final class EtcdBackendProvider implements LockBackendProvider {
     /** Creates the provider (called by {@link java.util.ServiceLoader}). */
