@@ -45,7 +45,7 @@ public class LateAnswerModelCheckTest {
     private final ManualTime time = new ManualTime();
     private final AtomicReference<LateAnswer> backend = new AtomicReference<>();
     private final LockBackendFactory factory = context -> backend.updateAndGet(
-            none -> new LateAnswer(FreshMemoryStore.factory().open(context), "late"));
+            none -> new LateAnswer(FreshMemoryStore.factory().open(context), "late", 1));
     private final Engine engine = Engine.open(factory, HandOffModelCheckTest.OPTIONS, time);
     private final DistributedLock lock = engine.lock("late");
     private static final Terms TERMS = new Terms(
