@@ -10,7 +10,6 @@ import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ForkJoinPool;
 
 /**
  * One holder's lease: a grant from the store, or a hold passed on from another caller of this client
@@ -25,26 +24,18 @@ import java.util.concurrent.ForkJoinPool;
  * written only by the renewal path ({@link Watchdog}), which sends one renewal of a lease at a time
  * ({@link #renewal()}).
  *
- * <p>Lost signal: {@link #whenLost()} completes on the common pool, never on a store or scheduler thread.
- * Its future is made when somebody first asks for it: most leases end without anybody asking, and the
- * future and its ending were two objects of every lock+unlock cycle (issue 25). How the signal ends is
- * kept once known ({@link #ending}), so a future asked for later is made already settled.
+ * <p>Lost signal: {@link #whenLost()}, made when first asked for ({@link LostSignal}, a superclass).
  */
 public final class LeaseImpl extends LeaseTiming implements HeldLease {
     private static final int HELD = 0;
     private static final int RELEASED = 1;
     private static final int LOST = 2;
-    /** {@link #ending} of a lease that ended without being lost: {@link #whenLost()} is cancelled. */
-    private static final Object CLEAN = new Object();
 
     private static final VarHandle STATE;
-    private static final VarHandle LOST_SIGNAL;
 
     static {
         try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            STATE = lookup.findVarHandle(LeaseImpl.class, "state", int.class);
-            LOST_SIGNAL = lookup.findVarHandle(LeaseImpl.class, "lost", CompletableFuture.class);
+            STATE = MethodHandles.lookup().findVarHandle(LeaseImpl.class, "state", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -68,10 +59,6 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
      * compare-and-set through {@link #STATE}; a field rather than an AtomicInteger: one object less.
      */
     private volatile int state;
-    /** The lost signal, made when first asked for ({@link #whenLost()}); set once ({@link #LOST_SIGNAL}). */
-    private volatile CompletableFuture<LeaseLostException> lost;
-    /** How the lost signal ends once the lease ended: {@link #CLEAN}, or the {@link LeaseLostException}. */
-    private volatile Object ending;
 
     private volatile String lostReason;
     /** Set while a thread's {@code Lock} view holds this lease, so the watchdog can see the thread die. */
@@ -168,28 +155,6 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
         }
         parts.events().lost(key.name(), reason);
         endLostSignal(lostException(reason + " (after it passed the hold to another caller)"));
-    }
-
-    /**
-     * Keeps how the lost signal ends and ends the future if somebody asked for it. Written before the
-     * future is read here, and the future before the ending is read in {@link #whenLost()}: of two
-     * threads racing, at least one sees the other's write.
-     */
-    private void endLostSignal(Object how) {
-        ending = how;
-        CompletableFuture<LeaseLostException> signal = lost;
-        if (signal != null) {
-            complete(signal, how);
-        }
-    }
-
-    /** Cancels a clean end on this thread; completes a loss on the common pool. */
-    private static void complete(CompletableFuture<LeaseLostException> signal, Object how) {
-        if (how == CLEAN) {
-            signal.completeExceptionally(CleanEnd.signal());
-        } else {
-            CompletableFuture.runAsync(() -> signal.complete((LeaseLostException) how), ForkJoinPool.commonPool());
-        }
     }
 
     /** The hold this lease has ends here: the holders that passed it on learn how ({@link HoldChain}). */
@@ -330,27 +295,6 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
     @Override
     public void extend(Duration leaseTime) {
         parts.watchdog().extend(this, Checks.leaseMillis(leaseTime));
-    }
-
-    @Override
-    public CompletableFuture<LeaseLostException> whenLost() {
-        CompletableFuture<LeaseLostException> signal = lost;
-        if (signal != null) {
-            return signal;
-        }
-        Object how = ending;
-        signal = how == null
-                ? new CompletableFuture<>()
-                : how == CLEAN
-                        ? CompletableFuture.failedFuture(CleanEnd.signal())
-                        : CompletableFuture.completedFuture((LeaseLostException) how);
-        if (!LOST_SIGNAL.compareAndSet(this, null, signal)) {
-            return lost;
-        }
-        if (how == null && (how = ending) != null) {
-            complete(signal, how); // the lease ended between the two reads of the ending
-        }
-        return signal;
     }
 
     /**

@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
  * sent, plus the lease time, minus a {@link DriftMargin}, so the local deadline always falls before the
  * store's expiry. It never uses wall-clock time and never the arrival time of a reply.
  *
- * <p>Design note: a superclass of {@link LeaseImpl} rather than a field, so that a lease stays one object
+ * <p>Design note: a superclass of {@link LeaseImpl} (and a subclass of its {@link LostSignal}) rather than a field, so that a lease stays one object
  * on the acquire path (as the engine's wait does). It holds numbers only: whether the lease is held is
  * {@link LeaseImpl}'s.
  *
@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * cuts the deadline by compare-and-set from a store thread; a confirmation that overwrites a cut deadline is
  * cut again by the watchdog ({@link StoreClocks#owedSince}).
  */
-abstract class LeaseTiming {
+abstract class LeaseTiming extends LostSignal {
     private static final VarHandle DEADLINE;
 
     static {
