@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.dlock.Lease;
 import dev.dlock.LockClient;
 import dev.dlock.testsupport.EtcdServers;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -76,7 +78,7 @@ class StaleLeaderCheckTest {
     }
 
     @Test
-    void aJetcdClientOfTheApplicationIsCheckedToo() {
+    void aJetcdClientOfTheApplicationIsCheckedToo() throws Exception {
         try (Client etcd =
                 Client.builder().endpoints(cluster.member(0).clientUrl()).build()) {
             if (Boolean.TRUE.equals(StaleLeaderCheck.revokesAfterStall(version))) {
@@ -88,9 +90,45 @@ class StaleLeaderCheckTest {
                     .build()) {
                 assertThat(client.lock("x").tryAcquire()).isPresent();
             }
-            assertThat(etcd.getKVClient())
-                    .as("the application's client stays open")
-                    .isNotNull();
+            assertThat(etcd.getKVClient()
+                            .get(ByteSequence.from("any", StandardCharsets.UTF_8))
+                            .get(10, TimeUnit.SECONDS)
+                            .getKvs())
+                    .as("the application's client stays open after a refusal and a close")
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * A member that does not answer is accepted with a warning, not waited for past the operation timeout:
+     * the live members decide (refused here when they run an affected version).
+     */
+    @Test
+    void aMemberThatDoesNotAnswerIsSkippedWithinTheOperationTimeout() throws Exception {
+        try (EtcdServers three = EtcdServers.cluster()) {
+            three.kill(three.member(2));
+            String live = "127.0.0.1:" + three.member(0).clientPort() + ",127.0.0.1:"
+                    + three.member(1).clientPort();
+            Duration timeout = Duration.ofSeconds(2);
+            long start = System.nanoTime();
+            if (Boolean.TRUE.equals(StaleLeaderCheck.revokesAfterStall(version))) {
+                assertThatThrownBy(() -> LockClient.builder("etcd://" + live)
+                                .operationTimeout(timeout)
+                                .build())
+                        .isInstanceOf(StaleLeaderCheck.Affected.class)
+                        .hasMessageContaining(three.member(0).name() + " (")
+                        .hasMessageContaining(three.member(1).name() + " (")
+                        .hasMessageNotContaining(three.member(2).name() + " (");
+            } else {
+                try (LockClient client = LockClient.builder("etcd://" + live)
+                        .operationTimeout(timeout)
+                        .build()) {
+                    assertThat(client.lock("x").tryAcquire()).isPresent();
+                }
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - start))
+                    .as("the dead member is given up on within the operation timeout (both checks)")
+                    .isLessThan(timeout.multipliedBy(2).plusSeconds(3));
         }
     }
 
