@@ -10,7 +10,8 @@
  *   - the first waiter asked before the request of the last confirmation (grant or renewal) was sent, and
  *     that request was sent less than FRESH ticks ago: pass without the store;
  *   - else, if a renewal is at the store: back to the store;
- *   - else confirm: renew once (send, store answers, answer applied); held: pass to the first waiter if
+ *   - else confirm: ask the store once (send, store answers, answer applied; `LockBackend.holds`, a
+ *     read or a renewal: only its held/not-held answer is modelled); held: pass to the first waiter if
  *     it asked before this confirmation was sent; not held: the hold is lost, every link is told.
  * A waiter that is not passed the hold goes to the store when the chain ends (not modelled further).
  * "Asked before" is event order (a global counter), not ticks: the engine compares nanoTime readings.

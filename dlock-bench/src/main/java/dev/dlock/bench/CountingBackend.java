@@ -65,6 +65,12 @@ final class CountingBackend extends ForwardingLockBackend {
     }
 
     @Override
+    public CompletionStage<Boolean> holds(RenewRequest lease) {
+        counters.other.increment();
+        return delegate.holds(lease);
+    }
+
+    @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
         counters.other.increment();
         return delegate.cancelWait(key, owner);

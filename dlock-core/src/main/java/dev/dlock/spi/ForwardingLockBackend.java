@@ -42,6 +42,11 @@ public abstract class ForwardingLockBackend implements LockBackend {
     }
 
     @Override
+    public CompletionStage<Boolean> holds(RenewRequest lease) {
+        return delegate.holds(lease);
+    }
+
+    @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
         return delegate.cancelWait(key, owner);
     }

@@ -64,6 +64,24 @@ public interface LockBackend extends AutoCloseable {
     CompletionStage<Set<String>> renew(List<RenewRequest> batch);
 
     /**
+     * Whether the store holds a lease now, read after this call was made, without changing it. The engine
+     * asks it before it passes a hold to another caller of this client without the store (cohort
+     * hand-off), when its last word from the store is older than that caller's request: the answer
+     * proves the hold was still there after the caller asked. It must answer false for a hold that a
+     * release, a force-release, its expiry or a loss of the store's state ended before the read.
+     *
+     * <p>The default renews the lease (a write, which proves the same). A store where a read costs less
+     * than a write overrides it: a database, whose every committed write waits for its log to reach the
+     * disk.
+     *
+     * @param lease the lease, as it would be renewed
+     * @return completes with true if {@code lease.owner()} holds it
+     */
+    default CompletionStage<Boolean> holds(RenewRequest lease) {
+        return renew(List.of(lease)).thenApply(lost -> !lost.contains(lease.owner()));
+    }
+
+    /**
      * Removes a waiter's queue entry (fair lock, queued writer, or whatever entry a backend keeps for a
      * waiting caller) when it stops waiting, and wakes whoever that unblocks. The engine calls it for
      * every acquisition that sent waiting attempts ({@code queueMillis > 0}) and gave up without a

@@ -123,6 +123,11 @@ final class FaultyBackend extends ForwardingLockBackend {
     }
 
     @Override
+    public CompletionStage<Boolean> holds(RenewRequest lease) {
+        return pass(0, () -> delegate.holds(lease));
+    }
+
+    @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
         beforeCancelWait.accept(key);
         return pass(0, () -> delegate.cancelWait(key, owner));

@@ -258,6 +258,18 @@ final class JdbcBackend implements LockBackend {
         return renewed;
     }
 
+    /**
+     * A read of the lease row (an advisory hold: as its renewal, which writes nothing either): a renewal
+     * commits, and a commit waits for the database's log to reach the disk.
+     */
+    @Override
+    public CompletionStage<Boolean> holds(RenewRequest lease) {
+        if (advisory != null && lease.key().mode() == Mode.EXCLUSIVE) {
+            return advisory.renew(List.of(lease)).thenApply(lost -> !lost.contains(lease.owner()));
+        }
+        return submit("confirm '" + lease.key().name() + "'", c -> table.holds(c, lease));
+    }
+
     @Override
     public CompletionStage<Void> cancelWait(LockKey key, String owner) {
         backoff.forget(owner);

@@ -148,6 +148,11 @@ final class LeaseTable {
         return removed;
     }
 
+    /** Whether the store holds a lease now (one read, no write: {@code LockBackend.holds}). */
+    boolean holds(Connection c, RenewRequest lease) throws SQLException {
+        return sql.holds(c, lease.key().mode() == Mode.EXCLUSIVE, lease.owner());
+    }
+
     /**
      * Extends every live lease of the batch; returns the owners that are not held any more. Owners are
      * grouped by lease time (normally one) and table, in chunks of {@link #RENEW_CHUNK}; each chunk is

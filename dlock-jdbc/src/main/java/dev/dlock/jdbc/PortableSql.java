@@ -154,6 +154,19 @@ class PortableSql {
         return new Renewed(renewed, Set.of());
     }
 
+    /**
+     * Whether {@code owner} holds a lease now, read without changing it: its row in the lock table for an
+     * exclusive hold ({@code inline}), else its held entry.
+     */
+    final boolean holds(Connection c, boolean inline, String owner) throws SQLException {
+        try (PreparedStatement ps = prepare(c, (inline ? LIVE_INLINE : LIVE_ROWS).formatted("?"))) {
+            ps.setString(1, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
     private Collection<String> renewOneTable(Connection c, long lease, List<String> owners, String update, String live)
             throws SQLException {
         if (owners.isEmpty()) {

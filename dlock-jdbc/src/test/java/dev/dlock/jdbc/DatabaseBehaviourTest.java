@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.dlock.DistributedLock;
 import dev.dlock.Lease;
 import dev.dlock.LockBackendException;
 import dev.dlock.LockClient;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -346,6 +348,32 @@ abstract class DatabaseBehaviourTest {
                 .as("renewal statements in %d ticks: %s", tickCount, counting.sent())
                 .isLessThanOrEqualTo((tickCount + 1) * perTick); // + 1: a tick may straddle the window
         leases.forEach(Lease::close);
+    }
+
+    @Test
+    void aHandOffConfirmationIsOneReadThatChangesNothing() throws Exception {
+        LockClient c = client(b -> b.localHandoff(32, Duration.ofSeconds(10)));
+        DistributedLock lock = c.lock("confirm");
+        Lease first = lock.acquire(Duration.ofSeconds(5));
+        CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> lock.acquire(Duration.ofSeconds(10)));
+        Thread.sleep(300); // it asked after the grant: its pass needs the store's word first
+        long expires;
+        try (Connection conn = pool.getConnection()) {
+            expires = expiresAt(conn, "confirm");
+        }
+        counting.clear();
+        first.close();
+        Lease passed = waiter.get(5, TimeUnit.SECONDS);
+        List<String> sent = counting.sent();
+        assertThat(passed.fencingToken()).as("passed, not granted again").isEqualTo(first.fencingToken() + 1);
+        assertThat(sent)
+                .as("statements of the release that passed the hold")
+                .anyMatch(sql -> sql.startsWith("SELECT owner FROM") && sql.contains("owner IN"))
+                .noneMatch(sql -> sql.contains("SET expires_at =") && sql.contains("owner IN"));
+        try (Connection conn = pool.getConnection()) {
+            assertThat(expiresAt(conn, "confirm")).as("the row's expiry").isEqualTo(expires);
+        }
+        passed.close();
     }
 
     @Test

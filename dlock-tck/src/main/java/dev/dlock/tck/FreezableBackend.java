@@ -92,7 +92,7 @@ public final class FreezableBackend extends ForwardingLockBackend {
         ACQUIRE,
         /** {@code release}: a release or a give-back. */
         RELEASE,
-        /** {@code renew}: the watchdog's renewal, an extend, a hand-off's confirmation. */
+        /** {@code renew} and {@code holds}: the watchdog's renewal, an extend, a hand-off's confirmation. */
         RENEW,
         /** {@code cancelWait}: a wait that ended leaves the store's queue. */
         CANCEL_WAIT
@@ -319,6 +319,11 @@ public final class FreezableBackend extends ForwardingLockBackend {
         return pass(
                 () -> delegate.renew(batch).whenComplete((lost, error) -> renewalsDone.incrementAndGet()),
                 nextAnswerDelay(Call.RENEW));
+    }
+
+    @Override
+    public CompletionStage<Boolean> holds(RenewRequest lease) {
+        return pass(() -> delegate.holds(lease), nextAnswerDelay(Call.RENEW));
     }
 
     @Override

@@ -17,11 +17,12 @@ import java.util.concurrent.TimeUnit;
  * on the acquire path (as the engine's wait does). It holds numbers only: whether the lease is held is
  * {@link LeaseImpl}'s.
  *
- * <p>Concurrency: the fields are volatile and written by the renewal path ({@link Watchdog}, and a
- * confirmation before a pass between local callers), which sends one renewal of a lease at a time ({@link
- * RenewalClaim}); anyone reads them. The one other writer is a store clock jump ({@link StoreClocks}), which
- * cuts the deadline by compare-and-set from a store thread; a confirmation that overwrites a cut deadline is
- * cut again by the watchdog ({@link StoreClocks#owedSince}).
+ * <p>Concurrency: the fields are volatile and written by the renewal path ({@link Watchdog}), which sends
+ * one renewal of a lease at a time ({@link RenewalClaim}), and {@link #confirmedNanos} also by the read
+ * that confirms a hold before a pass between local callers, under the same claim; anyone reads them.
+ * The one other writer is a store clock jump ({@link StoreClocks}), which cuts the deadline by
+ * compare-and-set from a store thread; a confirmation that overwrites a cut deadline is cut again by the
+ * watchdog ({@link StoreClocks#owedSince}).
  */
 abstract class LeaseTiming extends LostSignal {
     private static final VarHandle DEADLINE;
@@ -37,9 +38,9 @@ abstract class LeaseTiming extends LostSignal {
     private volatile long leaseMillis;
     private volatile long deadlineNanos;
     /**
-     * When the last request the store confirmed this hold with (its grant or a renewal) was sent: a pass
-     * without the store is allowed only to a waiter that asked before it, and only shortly after it
-     * (the cohort hand-off).
+     * When the last request that showed the store held this hold (its grant, a renewal, or a read before a
+     * pass) was sent: a pass without the store is allowed only to a waiter that asked before it, and only
+     * shortly after it (the cohort hand-off).
      */
     private volatile long confirmedNanos;
     /** Renewal bookkeeping of the watchdog: when this lease is next due. */
@@ -77,7 +78,19 @@ abstract class LeaseTiming extends LostSignal {
         return deadlineNanos;
     }
 
-    /** {@return when the request that last confirmed this hold at the store was sent} */
+    /**
+     * The store answered that it holds this lease, to a read sent at {@code sentNanos}: the hold was there
+     * after that instant. Its expiry, and so the deadline, are unchanged.
+     *
+     * @param sentNanos when the read was sent
+     */
+    public void shownHeld(long sentNanos) {
+        if (sentNanos - confirmedNanos > 0) {
+            confirmedNanos = sentNanos;
+        }
+    }
+
+    /** {@return when the request that last showed the store held this hold was sent} */
     public long confirmedNanos() {
         return confirmedNanos;
     }

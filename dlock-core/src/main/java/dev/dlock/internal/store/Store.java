@@ -225,6 +225,18 @@ public final class Store {
     }
 
     /**
+     * Asks whether the store holds a lease now ({@code LockBackend.holds}).
+     *
+     * @param lease the lease
+     * @param reaction gets the answer before close() counts the call as settled
+     * @return completes with true if the store holds it
+     */
+    public CompletableFuture<Boolean> holds(
+            RenewRequest lease, BiConsumer<? super Boolean, ? super Throwable> reaction) {
+        return call(false, "confirm", lease.key().name(), "", () -> backend.holds(lease), null, reaction);
+    }
+
+    /**
      * Subscribes to wake-ups of a resource. A subscription the store sets up after the call timed out is
      * nobody's and is cancelled.
      *

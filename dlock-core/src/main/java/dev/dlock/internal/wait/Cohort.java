@@ -9,8 +9,6 @@ import dev.dlock.spi.LockKey;
 import dev.dlock.spi.Mode;
 import dev.dlock.spi.RenewRequest;
 import java.time.Duration;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,16 +41,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * link of the chain is forwarded to the current holder, and a lease lost before a waiter takes it is
  * never handed out; every link learns of the loss ({@link HoldChain}).
  *
- * <p>Confirmation: the local view of a hold is only as fresh as the store's last confirmation of it (its
- * grant or a renewal; the store may have taken the hold back since, by an operator's force-release or a
- * loss of its state, and granted it to another client). A hold passes without the store only to a waiter
- * that asked before the request of that confirmation was sent, and within {@link #FRESH_NANOS} (or the
- * chain bound, if shorter) of it, or right after a confirmation made for this pass. Otherwise the releasing holder first renews the hold (one store round
- * trip, the backend's renew) and passes only if the store still holds it; if it does not, the hold is
- * lost and every link of the chain is told. So a caller that asks after the store took the hold back
- * never gets it passed: the confirmation its pass needs comes after that and is refused. Under contention
- * this costs one round trip per round of the local queue (each thread that comes back asks after the
- * last confirmation), not one per pass.
+ * <p>Confirmation: the local view of a hold is only as fresh as the store's last word on it (its grant, a
+ * renewal or a confirmation; the store may have taken the hold back since, by an operator's
+ * force-release or a loss of its state, and granted it to another client). A hold passes without the
+ * store only to a waiter that asked before the request of that word was sent, and within {@link
+ * #FRESH_NANOS} (or the chain bound, if shorter) of it, or right after a confirmation made for this
+ * pass. Otherwise the releasing holder first asks the store whether it still holds the hold ({@code
+ * LockBackend.holds}: one round trip, a read where the store offers one, else a renewal) and passes only
+ * if it does; if it does not, the hold is lost and every link of the chain is told. So a caller that asks
+ * after the store took the hold back never gets it passed: the confirmation its pass needs comes after
+ * that and is refused. Under contention this costs one round trip per round of the local queue (each
+ * thread that comes back asks after the last confirmation), not one per pass; on a database the read
+ * spares that round trip a commit, which waits for the log to reach the disk.
  *
  * <p>Closing: a release running here is counted ({@link #inFlight}); the client's close waits for those
  * to finish before it releases the held leases ({@link #awaitReleases}), so a hold passed while the
@@ -112,9 +112,9 @@ final class Cohort implements HoldRoute {
             long sent = store.nanoTime();
             RenewRequest confirm = new RenewRequest(lease.key(), lease.owner(), lease.leaseMillis());
             CompletableFuture<CompletableFuture<Boolean>> then = new CompletableFuture<>();
-            store.renew(List.of(confirm), lease.key().name(), (lostOwners, error) -> {
+            store.holds(confirm, (held, error) -> {
                 try {
-                    then.complete(afterConfirmation(lease, sent, lostOwners, error));
+                    then.complete(afterConfirmation(lease, sent, held, error));
                 } catch (RuntimeException e) {
                     then.completeExceptionally(e);
                 }
@@ -127,16 +127,16 @@ final class Cohort implements HoldRoute {
 
     /** The store answered the confirmation of a hold about to pass; this holds the lease's renewal claim. */
     private CompletableFuture<Boolean> afterConfirmation(
-            LeaseImpl lease, long sentNanos, Set<String> lostOwners, Throwable error) {
+            LeaseImpl lease, long sentNanos, Boolean held, Throwable error) {
         inFlight.incrementAndGet();
         try {
-            if (error == null && lostOwners.contains(lease.owner())) {
+            if (error == null && !held) {
                 lease.renewal().end();
                 lease.markLost("the store no longer held it when its release confirmed it before passing it on");
                 return CompletableFuture.completedFuture(false);
             }
             if (error == null) {
-                lease.confirmed(sentNanos);
+                lease.shownHeld(sentNanos);
                 Acquisition first = store.isClosed() ? null : firstTaker(lease);
                 if (first != null && fresh(lease, first, false)) {
                     return passOrRelease(lease, true);
