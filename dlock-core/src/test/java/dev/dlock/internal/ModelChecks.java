@@ -7,6 +7,8 @@ import kotlin.Unit;
 import org.jetbrains.kotlinx.lincheck.Actor;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.DSLScenarioBuilder;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuarantee;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt;
 import org.jetbrains.lincheck.datastructures.Options;
 
 /** What the engine's Lincheck tests share: building a scenario by operation names, and running a check. */
@@ -38,6 +40,20 @@ final class ModelChecks {
             return Unit.INSTANCE;
         });
         return scenario.buildScenario();
+    }
+
+    /**
+     * The drawing of an owner id ({@code wait.OwnerIds}) as one step of the checker, with no switch point
+     * inside. It writes 32 hex digits into a per-thread scratch array in a loop; the checker sees each
+     * write as a shared one, takes the loop for a spin lock at its tenth round ("switch (reason: active
+     * lock detected)") and switches away at the start of every wait. With that, in 300 interleavings of
+     * two callers that each wait and release, the second never asked while the first held the lock
+     * (docs/models.md). The array is the thread's own, so no interleaving inside it matters.
+     */
+    static ManagedStrategyGuarantee ownerIdsAtomic() {
+        return ManagedStrategyGuaranteeKt.forClasses("dev.dlock.internal.wait.OwnerIds")
+                .allMethods()
+                .treatAsAtomic();
     }
 
     /**
