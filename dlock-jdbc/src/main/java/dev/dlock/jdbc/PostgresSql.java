@@ -27,7 +27,9 @@ import java.util.Set;
  * locking the resource row of a grant transaction; the advisory flavour's next token). Data-modifying
  * {@code WITH} queries put a change and its {@code pg_notify} in one statement, so the notification goes
  * out exactly when the change commits, and both tables' renewals in one statement. A fair lock's release
- * names the next queued owner in the payload, so only that waiter wakes ({@link PgNotifier}).
+ * names the next queued owner in the payload, so only that waiter wakes ({@link PgNotifier}). Releases
+ * and cancelled waits commit asynchronously (for their own transaction only): a grant must survive a
+ * crash, the end of a hold need not.
  *
  * <p>Concurrency and failure modes as {@link PortableSql}. Entry rows are locked in id order by renewals
  * too ({@code ORDER BY id FOR UPDATE}), the order grants lock them in, so renewals never deadlock grants.
@@ -51,10 +53,14 @@ final class PostgresSql extends PortableSql {
             + " DO UPDATE SET token = GREATEST(l.token + {BLOCK}, {FLOOR})"
             + " RETURNING l.token";
     // pg_notify runs once per changed row; the notification is delivered when the transaction commits.
-    private static final String NOTIFY_ANY = " SELECT pg_notify(?, '') FROM changed";
+    // A change that ends a hold or a queue entry commits without waiting for the log to reach the disk: lost
+    // in a crash, the hold or entry comes back and lasts until its expiry (liveness, never safety), and any
+    // grant committed after it is flushed with it, since the log is flushed in order.
+    private static final String ASYNC_COMMIT = ", set_config('synchronous_commit', 'off', true)";
+    private static final String NOTIFY_ANY = " SELECT pg_notify(?, '')" + ASYNC_COMMIT + " FROM changed";
     private static final String NOTIFY_HEAD = " SELECT pg_notify(?, COALESCE((SELECT q.owner FROM {E} q"
             + " WHERE q.ns = ? AND q.kind = ? AND q.name_key = ? AND q.held = 0 AND q.expires_at > {NOW}"
-            + " AND q.owner <> ? ORDER BY q.id LIMIT 1), '')) FROM changed";
+            + " AND q.owner <> ? ORDER BY q.id LIMIT 1), ''))" + ASYNC_COMMIT + " FROM changed";
     // Renewals return each renewed owner and whether its hold now ends earlier than before: a subquery sees
     // the row as it was before its own statement changed it.
     private static final String RENEW_INLINE = "UPDATE {L} u SET expires_at = {NOW} + ?"

@@ -377,6 +377,50 @@ abstract class DatabaseBehaviourTest {
     }
 
     @Test
+    void onPostgresqlAReleaseCommitsWithoutWaitingForTheLogAndLeavesEverySessionAsItWas() throws Exception {
+        LockClient c = client(b -> {});
+        Lease lease = c.lock("async-release").acquire(Duration.ofSeconds(5));
+        counting.clear();
+        lease.close();
+        List<String> release = counting.sent();
+        String async = "set_config('synchronous_commit', 'off', true)";
+        if (dialect() == Dialect.POSTGRESQL) {
+            assertThat(release)
+                    .as("the release statement")
+                    .singleElement()
+                    .asString()
+                    .contains(async);
+        } else {
+            assertThat(release).as("no such setting here").noneMatch(sql -> sql.contains("synchronous_commit"));
+        }
+        if (dialect() == Dialect.POSTGRESQL) {
+            // Local to the release's own transaction: every pooled session, the release's among them, still
+            // waits for the log at commit (a grant must survive a crash).
+            int idle = pool.getHikariPoolMXBean().getIdleConnections();
+            List<Connection> borrowed = new ArrayList<>();
+            try {
+                for (int i = 0; i < idle; i++) {
+                    borrowed.add(pool.getConnection());
+                }
+                for (Connection conn : borrowed) {
+                    try (Statement st = conn.createStatement();
+                            ResultSet rs = st.executeQuery("SHOW synchronous_commit")) {
+                        rs.next();
+                        assertThat(rs.getString(1))
+                                .as("a pooled session's synchronous_commit")
+                                .isEqualTo("on");
+                    }
+                }
+            } finally {
+                for (Connection conn : borrowed) {
+                    conn.close();
+                }
+            }
+            assertThat(borrowed).as("pooled sessions looked at").isNotEmpty();
+        }
+    }
+
+    @Test
     void exclusiveAcquireAndReleaseAreOneStatementEach() {
         LockClient c = client(b -> {});
         c.lock("rt").acquire(Duration.ofSeconds(5)).close(); // warm up
