@@ -14,12 +14,22 @@
 # Needs redis-server + redis-tools, postgresql, mariadb-server, etcd-server, iproute2 and faketime (scripts/test.sh
 # installs them); network namespaces need root (without them the partition fault is left out).
 # Set CHAOS_SKIP_BUILD=1 to reuse the last build of dlock-chaos.
+# Set DLOCK_ETCD_BINARY to run another etcd server binary than /usr/bin/etcd (it becomes the system property
+# dlock.etcd.binary of the suite's JVM, which starts the etcd members; the client JVMs only get a URI), e.g.
+# etcd-server 3.5.16 from Debian trixie unpacked with dpkg -x into /opt/etcd-3.5.16:
+#   DLOCK_ETCD_BINARY=/opt/etcd-3.5.16/usr/bin/etcd scripts/chaos.sh --store etcd
+# The clients then use allowStaleLeaderRevoke=true only if that etcd is affected by etcd-io/etcd#15247
+# (before 3.4.31 and 3.5.13), and the report names the etcd version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 classpath_file=dlock-chaos/target/classpath.txt
+etcd_binary=()
+if [ -n "${DLOCK_ETCD_BINARY:-}" ]; then
+  etcd_binary=("-Ddlock.etcd.binary=$DLOCK_ETCD_BINARY")
+fi
 run() {
-  exec java -Djava.awt.headless=true -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Xmx512m -XX:+UseSerialGC \
+  exec java "${etcd_binary[@]}" -Djava.awt.headless=true -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Xmx512m -XX:+UseSerialGC \
     -cp "dlock-chaos/target/classes:$(cat "$classpath_file")" dev.dlock.chaos.Main "$@"
 }
 

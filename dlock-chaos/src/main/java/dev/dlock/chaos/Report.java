@@ -123,7 +123,14 @@ final class Report {
                 .append(root.get("seed"))
                 .append(", ")
                 .append(root.get("seconds"))
-                .append(" s\n\n");
+                .append(" s\n");
+        for (StoreRun.Result r : results) {
+            Object version = r.figures().get("store_version");
+            if (version != null) {
+                b.append("- ").append(r.store()).append(": ").append(version).append('\n');
+            }
+        }
+        b.append('\n');
         b.append(
                         "| store | fault events | sections | fenced writes accepted | rejected as stale | **stale accepted** |")
                 .append(" **token regressions** |")

@@ -27,6 +27,11 @@ interface Store extends AutoCloseable {
         return StoreRun.LOCKS;
     }
 
+    /** The version of the store's server program, for the report, or null when the suite does not ask it. */
+    default String serverVersion() {
+        return null;
+    }
+
     /** How long after a fault heals the store may take to grant again, beyond the lease time, in ms. */
     long marginMillis();
 

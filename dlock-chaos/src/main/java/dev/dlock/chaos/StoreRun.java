@@ -110,6 +110,9 @@ final class StoreRun {
             history.dump(logs.resolve("history.tsv"));
             Checker checker = new Checker(history.events(), history.faults(), ledgers, window, end);
             figures.put("store_uri", store.clientUri());
+            if (store.serverVersion() != null) {
+                figures.put("store_version", store.serverVersion());
+            }
             figures.put("clients", options.clients());
             figures.put("lease_ms", lease);
             figures.put("run_ms", end);

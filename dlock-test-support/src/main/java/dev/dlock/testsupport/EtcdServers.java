@@ -6,6 +6,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,7 +25,9 @@ import java.util.stream.Stream;
  * store address) with temporary data directories (on {@code /dev/shm} when there is one, so that fsync
  * is cheap), started through {@link ChildProcesses}. One member, or a cluster of three whose members can
  * be killed, frozen and restarted with their data. The system property {@code dlock.etcd.binary} names
- * another binary.
+ * another binary (for example a newer etcd unpacked from a later Debian release's {@code etcd-server}
+ * package; {@code scripts/chaos.sh} sets it from {@code DLOCK_ETCD_BINARY}), and {@link #version()} says
+ * which etcd that binary is, so that a caller can tell whether it has a known bug.
  *
  * <p>Raft timing is shortened (heartbeat 50 ms, election 500 ms) so that a killed leader is replaced
  * within about a second.
@@ -40,6 +43,8 @@ public final class EtcdServers implements AutoCloseable {
     private static final String BINARY = System.getProperty("dlock.etcd.binary", "/usr/bin/etcd");
     private static final Pattern MEMBER_ID = Pattern.compile("\"member_id\"\\s*:\\s*\"?(\\d+)");
     private static final Pattern LEADER = Pattern.compile("\"leader\"\\s*:\\s*\"?(\\d+)");
+    private static final Pattern VERSION_LINE = Pattern.compile("etcd Version:\\s*(\\S+)");
+    private static volatile String version;
 
     private final String host;
     private final Path root;
@@ -172,6 +177,41 @@ public final class EtcdServers implements AutoCloseable {
             servers.close();
             throw e;
         }
+    }
+
+    /**
+     * The version of the etcd binary these servers run ({@code /usr/bin/etcd} or {@code dlock.etcd.binary}),
+     * as its {@code --version} prints it; asked once and remembered.
+     *
+     * @return for example {@code 3.4.23}
+     * @throws IllegalStateException if the binary cannot be run or prints no version
+     */
+    public static String version() {
+        String known = version;
+        if (known != null) {
+            return known;
+        }
+        String output;
+        try {
+            Process p = new ProcessBuilder(BINARY, "--version")
+                    .redirectErrorStream(true)
+                    .start();
+            output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + BINARY + " --version", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running " + BINARY + " --version", e);
+        }
+        Matcher m = VERSION_LINE.matcher(output);
+        if (!m.find()) {
+            throw new IllegalStateException(BINARY + " --version printed no version: " + output.strip());
+        }
+        version = m.group(1);
+        return version;
     }
 
     /**
