@@ -200,12 +200,13 @@ public final class LeaseImpl extends LeaseTiming implements HeldLease {
     }
 
     /**
-     * The store confirmed the lease with a request sent at {@code sentNanos} (a renewal, or a confirmation
-     * before a pass): the new deadline, cut by any store clock jump counted since that request was sent.
+     * The store renewed the lease with a request sent at {@code sentNanos} (the watchdog's batch): the new
+     * deadline, cut by any store clock jump counted since that request was sent. A confirmation before a
+     * pass only reads the hold ({@link #shownHeld}) and leaves the deadline alone.
      *
      * @param sentNanos when that request was sent
      */
-    public void confirmed(long sentNanos) {
+    void confirmed(long sentNanos) {
         renewed(sentNanos);
         parts.watchdog().owedCut(this, sentNanos);
     }
